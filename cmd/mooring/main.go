@@ -1,0 +1,85 @@
+// Command mooring is the Mooring operator: it reconciles Apps (and, as they are added,
+// caches, databases and backups) on the cluster it is pointed at.
+package main
+
+import (
+	"errors"
+	"flag"
+	"net/http"
+	"os"
+	"time"
+
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/mooringhq/mooring/internal/manager"
+)
+
+func main() {
+	var (
+		metricsAddr, probeAddr, leaderNS string
+		secureMetrics, leaderElect       bool
+		concurrency                      int
+		shutdownTimeout                  time.Duration
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	flag.BoolVar(&secureMetrics, "metrics-secure", false, "Serve metrics over HTTPS, allowing only callers authorised by the API server (TokenReview and SubjectAccessReview).")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader (lease \"mooring.dev\") so only one replica reconciles at a time.")
+	flag.StringVar(&leaderNS, "leader-election-namespace", "", "Namespace of the leader election lease; required outside a cluster when --leader-elect is set.")
+	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "Objects of each kind reconciled in parallel.")
+	flag.DurationVar(&shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "How long in-flight reconciles may take to finish on SIGTERM.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse() // --kubeconfig is registered by controller-runtime's config package.
+
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	klog.SetLogger(ctrl.Log)
+	log := ctrl.Log.WithName("setup")
+
+	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: secureMetrics}
+	if secureMetrics {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	mgr, err := manager.New(ctrl.GetConfigOrDie(), ctrl.Options{
+		Metrics:                       metricsOpts,
+		HealthProbeBindAddress:        probeAddr,
+		LeaderElection:                leaderElect,
+		LeaderElectionID:              "mooring.dev",
+		LeaderElectionNamespace:       leaderNS,
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &shutdownTimeout,
+	})
+	if err != nil {
+		log.Error(err, "Unable to create manager")
+		os.Exit(1)
+	}
+	if err := manager.Setup(mgr, manager.Options{MaxConcurrentReconciles: concurrency}); err != nil {
+		log.Error(err, "Unable to set up controllers")
+		os.Exit(1)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		log.Error(err, "Unable to add health check")
+		os.Exit(1)
+	}
+	// Ready once the caches are synced: before that, a reconcile would see nothing.
+	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return errors.New("caches not synced")
+		}
+		return nil
+	}); err != nil {
+		log.Error(err, "Unable to add ready check")
+		os.Exit(1)
+	}
+
+	log.Info("Starting Mooring", "concurrency", concurrency, "leaderElection", leaderElect)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "Manager stopped with an error")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds Mooring's pinned control-plane binaries once per machine and links them into
+# bin/k8s/ of the checkout. The binaries live in a cache directory outside the checkout,
+# keyed by a hash of this module's go.mod and go.sum, so a fresh clone on the same machine
+# finds them at once. Binaries already present in $KUBEBUILDER_ASSETS are used as they are.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+key=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-12)
+cache=${MOORING_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mooring/tools}/$key
+out=$root/bin/k8s
+mkdir -p "$cache" "$out"
+
+# Two builds at once (make test in two shells) would race on the same outputs; the
+# second waits for the first and then finds everything built.
+exec 9>"$cache/.lock"
+if ! flock -n 9; then
+  echo "tools: another build is running; waiting for it"
+  flock 9
+fi
+
+# name:package, in build order (the API server and etcd first: envtest needs only those).
+tools=(
+  etcd:go.etcd.io/etcd/server/v3
+  kube-apiserver:k8s.io/kubernetes/cmd/kube-apiserver
+  controller-gen:sigs.k8s.io/controller-tools/cmd/controller-gen
+  kubectl:k8s.io/kubernetes/cmd/kubectl
+  kube-controller-manager:k8s.io/kubernetes/cmd/kube-controller-manager
+  kube-scheduler:k8s.io/kubernetes/cmd/kube-scheduler
+  kwok:sigs.k8s.io/kwok/cmd/kwok
+)
+
+for entry in "${tools[@]}"; do
+  name=${entry%%:*}
+  pkg=${entry#*:}
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/$name" ]; then
+    ln -sfn "$KUBEBUILDER_ASSETS/$name" "$out/$name"
+    continue
+  fi
+  if [ ! -x "$cache/$name" ]; then
+    start=$(date +%s)
+    echo "tools: building $name ($pkg) into $cache (first time on this machine; all tools take ~13 min on 2 cores)"
+    (cd "$here" && go build -trimpath -ldflags='-s -w' -o "$cache/$name.tmp.$$" "$pkg")
+    mv "$cache/$name.tmp.$$" "$cache/$name"
+    echo "tools: built $name in $(( $(date +%s) - start ))s"
+  fi
+  ln -sfn "$cache/$name" "$out/$name"
+done
+
+# kwok needs its Stage objects; they ship in its module, so record where that is.
+(cd "$here" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok) > "$out/kwok-module-dir"

@@ -1,0 +1,140 @@
+package app
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/engine"
+)
+
+const (
+	// Component is the app.kubernetes.io/component of an App's children.
+	Component = "app"
+	// ContainerName is the name of the App's one container.
+	ContainerName = "app"
+	// ConfigKey is the ConfigMap key holding spec.config.
+	ConfigKey = "config"
+	// ConfigEnvVar is the environment variable the container reads spec.config from.
+	ConfigEnvVar = "APP_CONFIG"
+	// ConfigChecksumAnnotation on the pod template changes with spec.config, which rolls
+	// the pods: an environment variable taken from a ConfigMap is read only at start.
+	ConfigChecksumAnnotation = "mooring.dev/config-checksum"
+	portName                 = "http"
+)
+
+// ConfigMapName is the name of the ConfigMap that holds an App's configuration.
+func ConfigMapName(app *mooringv1.App) string { return app.Name + "-config" }
+
+// Children returns every child the App should have right now, in apply order: the
+// ConfigMap before the Deployment whose pods read it.
+func Children(app *mooringv1.App) []client.Object {
+	var out []client.Object
+	if cm := ConfigMap(app); cm != nil {
+		out = append(out, cm)
+	}
+	out = append(out, Deployment(app))
+	if svc := Service(app); svc != nil {
+		out = append(out, svc)
+	}
+	return out
+}
+
+// Deployment is the App's Deployment.
+func Deployment(app *mooringv1.App) *appsv1.Deployment {
+	selector := engine.SelectorLabels(Component, app.Name)
+	container := corev1.Container{
+		Name:      ContainerName,
+		Image:     app.Spec.Image,
+		Env:       env(app),
+		Resources: app.Spec.Resources,
+		// Safe defaults that still run images written to start as root (nginx, httpd):
+		// no privilege escalation and the runtime's seccomp profile, but no forced
+		// non-root user and no dropped capabilities.
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			Privileged:               ptr.To(false),
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+	}
+	if app.Spec.Port != nil {
+		container.Ports = []corev1.ContainerPort{{Name: portName, ContainerPort: *app.Spec.Port, Protocol: corev1.ProtocolTCP}}
+		container.ReadinessProbe = &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(portName)}},
+		}
+	}
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: engine.Labels(Component, app.Name)},
+		Spec: corev1.PodSpec{
+			Containers:      []corev1.Container{container},
+			SecurityContext: &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			// The App's pods do not talk to the API server unless the image says so.
+			AutomountServiceAccountToken: ptr.To(false),
+		},
+	}
+	if app.Spec.Config != "" {
+		template.Annotations = map[string]string{ConfigChecksumAnnotation: checksum(app.Spec.Config)}
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Labels: engine.Labels(Component, app.Name)},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(ptr.Deref(app.Spec.Replicas, 1)),
+			Selector: &metav1.LabelSelector{MatchLabels: selector},
+			Template: template,
+		},
+	}
+}
+
+func env(app *mooringv1.App) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	if app.Spec.Config != "" {
+		out = append(out, corev1.EnvVar{Name: ConfigEnvVar, ValueFrom: &corev1.EnvVarSource{
+			ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(app)},
+				Key:                  ConfigKey,
+			},
+		}})
+	}
+	return append(out, app.Spec.Env...)
+}
+
+// ConfigMap holds spec.config; nil when the App has no config.
+func ConfigMap(app *mooringv1.App) *corev1.ConfigMap {
+	if app.Spec.Config == "" {
+		return nil
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName(app), Labels: engine.Labels(Component, app.Name)},
+		Data:       map[string]string{ConfigKey: app.Spec.Config},
+	}
+}
+
+// Service exposes spec.port inside the cluster; nil when the App has no port.
+func Service(app *mooringv1.App) *corev1.Service {
+	if app.Spec.Port == nil {
+		return nil
+	}
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Labels: engine.Labels(Component, app.Name)},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: engine.SelectorLabels(Component, app.Name),
+			Ports: []corev1.ServicePort{{
+				Name: portName, Protocol: corev1.ProtocolTCP,
+				Port: *app.Spec.Port, TargetPort: intstr.FromInt32(*app.Spec.Port),
+			}},
+		},
+	}
+}
+
+func checksum(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,43 @@
+package engine
+
+// Condition types every kind shares.
+const (
+	// ConditionReady is True when the object does what its spec asks.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while the object's children move towards the spec.
+	ConditionProgressing = "Progressing"
+	// ConditionPaused is True while the pause annotation stops reconciliation.
+	ConditionPaused = "Paused"
+)
+
+// Condition reasons the engine itself sets; kinds add their own in their packages.
+const (
+	// ReasonInvalidSpec: Validate rejected the spec.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonReconcileError: syncing failed; the message has the error, the engine retries.
+	ReasonReconcileError = "ReconcileError"
+	// ReasonPaused: the object carries the pause annotation.
+	ReasonPaused = "PausedByAnnotation"
+	// ReasonDeleting: the object is being deleted and its finalizer has work left.
+	ReasonDeleting = "Deleting"
+)
+
+// Annotations understood by the engine.
+const (
+	// PausedAnnotation set to "true" stops all changes to the object's children.
+	PausedAnnotation = "mooring.dev/paused"
+	// SpecHashAnnotation on a child holds a hash of what Mooring last applied to it, so a
+	// spec change (including a removed field) is noticed without a server round trip.
+	SpecHashAnnotation = "mooring.dev/spec-hash"
+)
+
+// Event reasons (CamelCase, as kubectl shows them).
+const (
+	EventCreated        = "Created"
+	EventUpdated        = "Updated"
+	EventDeleted        = "Deleted"
+	EventReconcileError = "ReconcileError"
+	EventInvalidSpec    = "InvalidSpec"
+	EventPaused         = "Paused"
+	EventFinalizing     = "Finalizing"
+)

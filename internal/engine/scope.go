@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+)
+
+// Scope is what one reconcile of one object works with. Handlers read and change
+// Object (its status, mostly) and reach the cluster only through the scope's methods, so
+// that applying, skipping unchanged children, pruning and events happen the same way for
+// every kind.
+type Scope[T Object] struct {
+	// Object is the object being reconciled. Changes to its status are written once when
+	// the reconcile ends.
+	Object T
+	// Client reads from the cache (only Mooring's own children are cached) and writes to
+	// the API server. Prefer Apply and Delete to calling it directly.
+	Client client.Client
+	// Log carries the object's name and namespace.
+	Log logr.Logger
+
+	reader    client.Reader
+	scheme    *runtime.Scheme
+	recorder  recorder.EventRecorder
+	component string
+	applied   map[childKey]struct{}
+}
+
+type childKey struct {
+	gvk  schema.GroupVersionKind
+	name string
+}
+
+// Event records an event on the reconciled object.
+func (s *Scope[T]) Event(eventType, reason, action, message string) {
+	s.recorder.Eventf(s.Object, nil, eventType, reason, action, "%s", message)
+}
+
+// Apply makes the child described by desired exist as described, and on return desired
+// holds the live child (its status included), whether or not a write was needed.
+//
+// The engine sets the child's namespace, standard labels and controller owner reference.
+// The child is compared with its cached copy first: when every field Mooring sets already
+// has the desired value (and the spec hash of what Mooring last applied is unchanged, which
+// catches fields removed from the desired object) nothing is sent. Otherwise the child is
+// server-side applied with field owner "mooring", forcing ownership of the fields Mooring
+// sets, which puts back hand-edited values.
+func (s *Scope[T]) Apply(ctx context.Context, desired client.Object) error {
+	gvk, err := apiutil.GVKForObject(desired, s.scheme)
+	if err != nil {
+		return err
+	}
+	s.prepare(desired, gvk)
+	want, err := toApplyMap(desired)
+	if err != nil {
+		return fmt.Errorf("convert %s %s: %w", gvk.Kind, desired.GetName(), err)
+	}
+	hash, err := specHash(want)
+	if err != nil {
+		return err
+	}
+	unstructured.SetNestedField(want, hash, "metadata", "annotations", SpecHashAnnotation) //nolint:errcheck // metadata is a map we built
+	s.applied[childKey{gvk, desired.GetName()}] = struct{}{}
+
+	live, err := s.scheme.New(gvk)
+	if err != nil {
+		return err
+	}
+	liveObj := live.(client.Object)
+	exists := true
+	if err := s.Client.Get(ctx, client.ObjectKeyFromObject(desired), liveObj); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("get %s %s: %w", gvk.Kind, desired.GetName(), err)
+		}
+		exists = false
+		// The cache holds only labelled children. Before creating, make sure we are not
+		// about to take over an object of the same name that somebody else made.
+		if err := s.checkNotForeign(ctx, desired, gvk); err != nil {
+			return err
+		}
+	}
+	if exists {
+		if !metav1.IsControlledBy(liveObj, s.Object) {
+			return fmt.Errorf("%s %s already exists and is not controlled by %s %s; rename or delete it",
+				gvk.Kind, desired.GetName(), s.Object.GetObjectKind().GroupVersionKind().Kind, s.Object.GetName())
+		}
+		have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveObj)
+		if err != nil {
+			return err
+		}
+		if isSubset(want, have) {
+			childWrites.WithLabelValues(gvk.Kind, "skipped").Inc()
+			reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
+			return nil
+		}
+	}
+
+	u := &unstructured.Unstructured{Object: want}
+	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply %s %s: %w", gvk.Kind, desired.GetName(), err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, desired); err != nil {
+		return err
+	}
+	verb, reason := "updated", EventUpdated
+	if !exists {
+		verb, reason = "created", EventCreated
+	}
+	childWrites.WithLabelValues(gvk.Kind, verb).Inc()
+	s.Log.Info("Applied child", "kind", gvk.Kind, "child", klog.KObj(desired), "result", verb)
+	s.Event(corev1.EventTypeNormal, reason, "Apply", fmt.Sprintf("%s %s %s", gvk.Kind, desired.GetName(), verb))
+	return nil
+}
+
+// prepare sets what every child has: namespace, labels, owner reference, type meta.
+func (s *Scope[T]) prepare(obj client.Object, gvk schema.GroupVersionKind) {
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	obj.SetNamespace(s.Object.GetNamespace())
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range Labels(s.component, s.Object.GetName()) {
+		labels[k] = v
+	}
+	obj.SetLabels(labels)
+	// The owner is always namespaced in the same namespace and has a kind registered in
+	// the scheme, the only two ways this can fail.
+	_ = controllerutil.SetControllerReference(s.Object, obj, s.scheme)
+}
+
+// checkNotForeign reads the object's metadata past the cache and fails when an object of
+// that name exists but is not controlled by the reconciled object.
+func (s *Scope[T]) checkNotForeign(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind) error {
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(gvk)
+	err := s.reader.Get(ctx, client.ObjectKeyFromObject(obj), meta)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	if !metav1.IsControlledBy(meta, s.Object) {
+		return fmt.Errorf("%s %s already exists and is not controlled by this %s; rename or delete it",
+			gvk.Kind, obj.GetName(), s.Object.GetObjectKind().GroupVersionKind().Kind)
+	}
+	return nil
+}
+
+// Delete removes a child the object controls, if it exists. It is for children whose
+// removal is a decision of the handler; children that are simply no longer applied are
+// pruned by the engine.
+func (s *Scope[T]) Delete(ctx context.Context, obj client.Object) error {
+	gvk, err := apiutil.GVKForObject(obj, s.scheme)
+	if err != nil {
+		return err
+	}
+	if err := s.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return s.deleteChild(ctx, obj, gvk.Kind)
+}
+
+func (s *Scope[T]) deleteChild(ctx context.Context, obj client.Object, kind string) error {
+	if !metav1.IsControlledBy(obj, s.Object) || obj.GetDeletionTimestamp() != nil {
+		return nil
+	}
+	err := s.Client.Delete(ctx, obj, client.Preconditions{UID: ptrTo(obj.GetUID())},
+		client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("delete %s %s: %w", kind, obj.GetName(), err)
+	}
+	childWrites.WithLabelValues(kind, "deleted").Inc()
+	s.Log.Info("Deleted child", "kind", kind, "child", klog.KObj(obj))
+	s.Event(corev1.EventTypeNormal, EventDeleted, "Delete", fmt.Sprintf("%s %s deleted", kind, obj.GetName()))
+	return nil
+}
+
+// prune deletes children of the owned kinds that this reconcile did not apply: what a
+// removed field produced (a Service once the port is unset) goes away with it.
+func (s *Scope[T]) prune(ctx context.Context, owned []client.Object) error {
+	for _, o := range owned {
+		gvk, err := apiutil.GVKForObject(o, s.scheme)
+		if err != nil {
+			return err
+		}
+		listObj, err := s.scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err != nil {
+			return err
+		}
+		list := listObj.(client.ObjectList)
+		sel := client.MatchingLabels{
+			InstanceLabel:  s.Object.GetName(),
+			ComponentLabel: s.component,
+			ManagedByLabel: ManagedBy,
+		}
+		if err := s.Client.List(ctx, list, client.InNamespace(s.Object.GetNamespace()), sel); err != nil {
+			return fmt.Errorf("list %s: %w", gvk.Kind, err)
+		}
+		items, err := metaItems(list)
+		if err != nil {
+			return err
+		}
+		for _, child := range items {
+			if _, ok := s.applied[childKey{gvk, child.GetName()}]; ok {
+				continue
+			}
+			if err := s.deleteChild(ctx, child, gvk.Kind); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func metaItems(list client.ObjectList) ([]client.Object, error) {
+	objs, err := apimeta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]client.Object, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(client.Object))
+	}
+	return out, nil
+}
+
+func ptrTo[V any](v V) *V { return &v }
