@@ -25,7 +25,7 @@ generate: tools ## Generate deepcopy code for the API types.
 
 .PHONY: manifests
 manifests: generate ## Generate CRDs and RBAC from the code's markers.
-	$(CONTROLLER_GEN) crd rbac:roleName=mooring-manager paths=./... \
+	$(CONTROLLER_GEN) crd rbac:roleName=manager-role paths=./... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: build

@@ -7,7 +7,7 @@ cg=bin/k8s/controller-gen
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$cg" crd rbac:roleName=mooring-manager paths=./... output:crd:dir="$tmp/crd" output:rbac:dir="$tmp/rbac"
+"$cg" crd rbac:roleName=manager-role paths=./... output:crd:dir="$tmp/crd" output:rbac:dir="$tmp/rbac"
 stale=0
 diff -r "$tmp/crd" config/crd/bases >/dev/null || { echo "stale: config/crd/bases"; diff -r "$tmp/crd" config/crd/bases | head -20; stale=1; }
 diff -r "$tmp/rbac" config/rbac --exclude=kustomization.yaml --exclude='*_binding.yaml' --exclude='*service_account.yaml' --exclude='leader_election*' --exclude='metrics_*' >/dev/null \

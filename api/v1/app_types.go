@@ -65,11 +65,11 @@ const (
 type AppStatus struct {
 	// Replicas is the number of pods the Deployment currently has.
 	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
+	Replicas int32 `json:"replicas"`
 
 	// AvailableReplicas is the number of pods that are available.
 	// +optional
-	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+	AvailableReplicas int32 `json:"availableReplicas"`
 
 	// Selector is the label selector of the App's pods, for the scale subresource.
 	// +optional

@@ -13,9 +13,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -223,7 +226,9 @@ func (r *Reconciler[T]) patchFinalizers(ctx context.Context, obj T, change func(
 	return nil
 }
 
-// writeStatus patches the status subresource when, and only when, it changed.
+// writeStatus applies the status subresource when, and only when, it changed. Server-side
+// apply of the whole status (rather than a diff against what was read) makes the stored
+// status exactly the derived one: zero values are stored, fields no longer set are removed.
 func (r *Reconciler[T]) writeStatus(ctx context.Context, before, after T) error {
 	if after.GetDeletionTimestamp() != nil && len(after.GetFinalizers()) == 0 {
 		return nil // about to disappear
@@ -231,11 +236,25 @@ func (r *Reconciler[T]) writeStatus(ctx context.Context, before, after T) error 
 	if equality.Semantic.DeepEqual(statusOf(before), statusOf(after)) {
 		return nil
 	}
-	if err := r.client.Status().Patch(ctx, after, client.MergeFrom(before)); err != nil {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(after)
+	if err != nil {
+		return err
+	}
+	dropNulls(m)
+	u := &unstructured.Unstructured{Object: map[string]any{"status": m["status"]}}
+	gvk, err := apiutil.GVKForObject(after, r.client.Scheme())
+	if err != nil {
+		return err
+	}
+	u.SetGroupVersionKind(gvk)
+	u.SetName(after.GetName())
+	u.SetNamespace(after.GetNamespace())
+	if err := r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("patch status: %w", err)
+		return fmt.Errorf("apply status: %w", err)
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func TestDeriveStatus(t *testing.T) {
 			d: deployment(2, 2, 3, 2, 2), phase: mooringv1.AppNotReady, ready: "False", progressing: "True", reason: ReasonRollingOut,
 		},
 		"deadline exceeded": {
-			d: deployment(1, 1, 2, 1, 1, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}),
+			d:     deployment(1, 1, 2, 1, 1, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}),
 			phase: mooringv1.AppNotReady, ready: "False", progressing: "False", reason: ReasonProgressDeadlineExceed,
 		},
 	}
