@@ -24,9 +24,10 @@ generate: tools ## Generate deepcopy code for the API types.
 	$(CONTROLLER_GEN) object paths=./api/...
 
 .PHONY: manifests
-manifests: generate ## Generate CRDs and RBAC from the code's markers.
-	$(CONTROLLER_GEN) crd rbac:roleName=manager-role paths=./... \
-		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+manifests: generate ## Generate CRDs, RBAC and webhook configurations from the code's markers.
+	$(CONTROLLER_GEN) crd rbac:roleName=manager-role webhook paths=./... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac \
+		output:webhook:artifacts:config=config/webhook
 
 .PHONY: build
 build: ## Build the operator (bin/mooring) and the developer command (bin/mooring-dev).

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/mooringhq/mooring/internal/manager"
 )
@@ -23,8 +25,10 @@ func main() {
 	var (
 		metricsAddr, probeAddr, leaderNS string
 		secureMetrics, leaderElect       bool
-		concurrency                      int
+		concurrency, webhookPort         int
 		shutdownTimeout                  time.Duration
+		webhookHost, webhookCertDir      string
+		webhookOpts                      manager.WebhookOptions
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", false, "Serve metrics over HTTPS, allowing only callers authorised by the API server (TokenReview and SubjectAccessReview).")
@@ -33,6 +37,13 @@ func main() {
 	flag.StringVar(&leaderNS, "leader-election-namespace", "", "Namespace of the leader election lease; required outside a cluster when --leader-elect is set.")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "Objects of each kind reconciled in parallel.")
 	flag.DurationVar(&shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "How long in-flight reconciles may take to finish on SIGTERM.")
+	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port the webhook server (admission and conversion) listens on.")
+	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; all interfaces when empty.")
+	flag.StringVar(&webhookCertDir, "webhook-cert-dir", filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"), "Directory with the webhook server's tls.crt and tls.key.")
+	flag.StringVar(&webhookOpts.CertManagement, "webhook-cert-management", manager.CertsSelf, "\"self\": Mooring makes, rotates and injects its own CA and serving certificate; \"external\": cert-manager (or another tool) provides them in --webhook-cert-dir.")
+	flag.StringVar(&webhookOpts.Cert.DNSName, "webhook-dns-name", "mooring-webhook-service.mooring-system.svc", "DNS name in the serving certificate: the webhook Service's name, or localhost when the operator runs beside the API server.")
+	flag.StringVar(&webhookOpts.Cert.Secret.Namespace, "webhook-secret-namespace", envOr("POD_NAMESPACE", "mooring-system"), "Namespace of the Secret that keeps the webhook CA and certificate.")
+	flag.StringVar(&webhookOpts.Cert.Secret.Name, "webhook-secret-name", "mooring-webhook-server-cert", "Name of the Secret that keeps the webhook CA and certificate.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse() // --kubeconfig is registered by controller-runtime's config package.
@@ -53,6 +64,9 @@ func main() {
 		LeaderElectionNamespace:       leaderNS,
 		LeaderElectionReleaseOnCancel: true,
 		GracefulShutdownTimeout:       &shutdownTimeout,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: webhookHost, Port: webhookPort, CertDir: webhookCertDir,
+		}),
 	})
 	if err != nil {
 		log.Error(err, "Unable to create manager")
@@ -60,6 +74,16 @@ func main() {
 	}
 	if err := manager.Setup(mgr, manager.Options{MaxConcurrentReconciles: concurrency}); err != nil {
 		log.Error(err, "Unable to set up controllers")
+		os.Exit(1)
+	}
+	webhookOpts.Cert.CertDir = webhookCertDir
+	webhooksReady, err := manager.SetupWebhooks(mgr, webhookOpts)
+	if err != nil {
+		log.Error(err, "Unable to set up webhooks")
+		os.Exit(1)
+	}
+	if err := mgr.AddReadyzCheck("webhooks", webhooksReady); err != nil {
+		log.Error(err, "Unable to add webhook ready check")
 		os.Exit(1)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -82,4 +106,11 @@ func main() {
 		log.Error(err, "Manager stopped with an error")
 		os.Exit(1)
 	}
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
 }

@@ -18,6 +18,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"go.uber.org/zap/zapcore"
 
@@ -62,6 +63,10 @@ func Start() (*Env, error) {
 		BinaryAssetsDirectory: AssetsDir(),
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+		// envtest points the generated webhook configurations and the conversion webhook
+		// at the manager below, with a CA of its own.
+		CRDInstallOptions:     envtest.CRDInstallOptions{Scheme: manager.Scheme},
+		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{filepath.Join(RepoRoot(), "config", "webhook")}},
 	}}
 	cfg, err := e.env.Start()
 	if err != nil {
@@ -71,11 +76,18 @@ func Start() (*Env, error) {
 	if e.Client, err = client.New(cfg, client.Options{Scheme: manager.Scheme}); err != nil {
 		return nil, err
 	}
+	wh := e.env.WebhookInstallOptions
 	mgr, err := manager.New(cfg, ctrl.Options{
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir,
+		}),
 	})
 	if err != nil {
+		return nil, err
+	}
+	if _, err := manager.SetupWebhooks(mgr, manager.WebhookOptions{CertManagement: manager.CertsExternal}); err != nil {
 		return nil, err
 	}
 	if err := manager.Setup(mgr, manager.Options{MaxConcurrentReconciles: 4}); err != nil {
@@ -86,6 +98,9 @@ func Start() (*Env, error) {
 	go func() { e.done <- mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return nil, fmt.Errorf("manager cache did not sync")
+	}
+	if err := Poll(DefaultTimeout, func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }); err != nil {
+		return nil, fmt.Errorf("webhook server did not start: %w", err)
 	}
 	return e, nil
 }

@@ -1,0 +1,112 @@
+package v1alpha1
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/conversion"
+
+	"github.com/mooringhq/mooring/api/v1beta1"
+)
+
+// ConversionAnnotation carries, on a v1alpha1 object, the v1beta1 fields v1alpha1 has no
+// place for, so that v1beta1 → v1alpha1 → v1beta1 loses nothing (the Cluster API way).
+const ConversionAnnotation = "mooring.dev/v1beta1-fields"
+
+// beta1Only are the v1beta1 fields v1alpha1 lacks.
+type beta1Only struct {
+	Storage        *v1beta1.StorageSpec   `json:"storage,omitempty"`
+	SecretName     string                 `json:"secretName,omitempty"`
+	DeletionPolicy v1beta1.DeletionPolicy `json:"deletionPolicy,omitempty"`
+	StorageSize    *resource.Quantity     `json:"storageSize,omitempty"`
+}
+
+func (b beta1Only) empty() bool {
+	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == "" && b.StorageSize == nil
+}
+
+// ConvertTo converts this v1alpha1 DatabaseCluster to the v1beta1 hub.
+func (src *DatabaseCluster) ConvertTo(hub conversion.Hub) error {
+	dst, ok := hub.(*v1beta1.DatabaseCluster)
+	if !ok {
+		return fmt.Errorf("unexpected hub type %T", hub)
+	}
+	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
+	dst.Spec.Engine = v1beta1.DatabaseEngine(src.Spec.Engine)
+	dst.Spec.ReplicaCount = src.Spec.Replicas
+	dst.Spec.Version = src.Spec.Version
+	dst.Status = v1beta1.DatabaseClusterStatus{
+		Replicas:           src.Status.Replicas,
+		ReadyReplicas:      src.Status.ReadyReplicas,
+		Selector:           src.Status.Selector,
+		Phase:              v1beta1.DatabaseClusterPhase(src.Status.Phase),
+		PrimaryEndpoint:    src.Status.PrimaryEndpoint,
+		ObservedGeneration: src.Status.ObservedGeneration,
+		Conditions:         src.Status.Conditions,
+	}
+
+	raw, found := dst.Annotations[ConversionAnnotation]
+	if !found {
+		return nil
+	}
+	delete(dst.Annotations, ConversionAnnotation)
+	if len(dst.Annotations) == 0 {
+		dst.Annotations = nil
+	}
+	var extra beta1Only
+	if err := json.Unmarshal([]byte(raw), &extra); err != nil {
+		return fmt.Errorf("read annotation %s: %w", ConversionAnnotation, err)
+	}
+	if extra.Storage != nil {
+		dst.Spec.Storage = *extra.Storage
+	}
+	dst.Spec.SecretName = extra.SecretName
+	dst.Spec.DeletionPolicy = extra.DeletionPolicy
+	dst.Status.StorageSize = extra.StorageSize
+	return nil
+}
+
+// ConvertFrom converts the v1beta1 hub to this v1alpha1 DatabaseCluster.
+func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
+	src, ok := hub.(*v1beta1.DatabaseCluster)
+	if !ok {
+		return fmt.Errorf("unexpected hub type %T", hub)
+	}
+	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
+	dst.Spec = DatabaseClusterSpec{
+		Engine:   string(src.Spec.Engine),
+		Replicas: src.Spec.ReplicaCount,
+		Version:  src.Spec.Version,
+	}
+	dst.Status = DatabaseClusterStatus{
+		Replicas:           src.Status.Replicas,
+		ReadyReplicas:      src.Status.ReadyReplicas,
+		Selector:           src.Status.Selector,
+		Phase:              string(src.Status.Phase),
+		PrimaryEndpoint:    src.Status.PrimaryEndpoint,
+		ObservedGeneration: src.Status.ObservedGeneration,
+		Conditions:         src.Status.Conditions,
+	}
+
+	extra := beta1Only{
+		SecretName:     src.Spec.SecretName,
+		DeletionPolicy: src.Spec.DeletionPolicy,
+		StorageSize:    src.Status.StorageSize,
+	}
+	if src.Spec.Storage.Size != nil || src.Spec.Storage.StorageClassName != nil {
+		extra.Storage = src.Spec.Storage.DeepCopy()
+	}
+	if extra.empty() {
+		return nil
+	}
+	raw, err := json.Marshal(extra)
+	if err != nil {
+		return err
+	}
+	if dst.Annotations == nil {
+		dst.Annotations = map[string]string{}
+	}
+	dst.Annotations[ConversionAnnotation] = string(raw)
+	return nil
+}

@@ -1,0 +1,81 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DatabaseClusterSpec is the v1alpha1 spec: engine, replicas and version only.
+type DatabaseClusterSpec struct {
+	// Engine is "postgresql" or "mysql". It cannot change after creation.
+	// +kubebuilder:validation:Enum=postgresql;mysql
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine is immutable"
+	// +required
+	Engine string `json:"engine"`
+
+	// Replicas is the number of database pods (v1beta1: replicaCount).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	// +kubebuilder:default=1
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// Version is the engine's major version; defaulted by engine when unset.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// DatabaseClusterStatus is the v1alpha1 status.
+type DatabaseClusterStatus struct {
+	// +optional
+	Replicas int32 `json:"replicas"`
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// +optional
+	Selector string `json:"selector,omitempty"`
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// +optional
+	PrimaryEndpoint string `json:"primaryEndpoint,omitempty"`
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DatabaseCluster (v1alpha1) is served for older clients; prefer v1beta1.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:resource:categories=mooring,shortName=dbc
+// +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=`.spec.engine`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type DatabaseCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec DatabaseClusterSpec `json:"spec"`
+	// +optional
+	Status DatabaseClusterStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// DatabaseClusterList is a list of DatabaseClusters.
+type DatabaseClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DatabaseCluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&DatabaseCluster{}, &DatabaseClusterList{})
+}

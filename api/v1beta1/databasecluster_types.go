@@ -1,0 +1,171 @@
+package v1beta1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DatabaseEngine is the database server a DatabaseCluster runs.
+// +kubebuilder:validation:Enum=postgresql;mysql
+type DatabaseEngine string
+
+// The supported engines.
+const (
+	PostgreSQL DatabaseEngine = "postgresql"
+	MySQL      DatabaseEngine = "mysql"
+)
+
+// DeletionPolicy says what happens to a DatabaseCluster's data when it is deleted.
+// +kubebuilder:validation:Enum=Retain;Delete;Snapshot
+type DeletionPolicy string
+
+// The deletion policies.
+const (
+	// DeletionRetain keeps the data volumes (PVCs) after the cluster is deleted.
+	DeletionRetain DeletionPolicy = "Retain"
+	// DeletionDelete deletes the data volumes with the cluster.
+	DeletionDelete DeletionPolicy = "Delete"
+	// DeletionSnapshot takes a final dump before the cluster goes, then keeps the volumes.
+	DeletionSnapshot DeletionPolicy = "Snapshot"
+)
+
+// StorageSpec describes each database pod's data volume.
+type StorageSpec struct {
+	// Size of each pod's data volume. It may grow (the PVCs are expanded), never shrink.
+	// +kubebuilder:default="1Gi"
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// StorageClassName of the data volumes; the cluster's default class when unset.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// DatabaseClusterSpec is a PostgreSQL or MySQL cluster: one primary and its replicas.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.storage) || !has(oldSelf.storage.size) || (has(self.storage) && has(self.storage.size) && quantity(string(self.storage.size)).compareTo(quantity(string(oldSelf.storage.size))) >= 0)",message="storage.size may grow but never shrink",fieldPath=".storage.size"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.secretName) || (has(self.secretName) && self.secretName == oldSelf.secretName)",message="secretName is immutable once set",fieldPath=".secretName"
+type DatabaseClusterSpec struct {
+	// Engine is "postgresql" or "mysql". It cannot change after creation.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine is immutable"
+	// +required
+	Engine DatabaseEngine `json:"engine"`
+
+	// ReplicaCount is the number of database pods: pod 0 is the primary, the others
+	// replicate from it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	// +kubebuilder:default=1
+	// +optional
+	ReplicaCount int32 `json:"replicaCount,omitempty"`
+
+	// Version is the engine's major version ("18" for PostgreSQL, "8.4" for MySQL). When
+	// unset, a current version for the engine is filled in.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// Storage of each pod's data volume.
+	// +kubebuilder:default={}
+	// +optional
+	Storage StorageSpec `json:"storage,omitempty"`
+
+	// SecretName names the Secret with the credentials (keys "username" and "password").
+	// Defaults to "<name>-credentials", which Mooring generates with a random password
+	// when it is missing. A Secret named here explicitly must be provided by you.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// DeletionPolicy says what happens to the data when the cluster is deleted: Retain
+	// (keep the volumes), Delete (delete them) or Snapshot (take a final dump first).
+	// +kubebuilder:default=Retain
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+}
+
+// DatabaseClusterPhase summarises a DatabaseCluster's state in one word.
+// +kubebuilder:validation:Enum=Pending;Running;NotReady;Error;Deleting
+type DatabaseClusterPhase string
+
+// The phases of a DatabaseCluster.
+const (
+	DatabasePending  DatabaseClusterPhase = "Pending"
+	DatabaseRunning  DatabaseClusterPhase = "Running"
+	DatabaseNotReady DatabaseClusterPhase = "NotReady"
+	DatabaseError    DatabaseClusterPhase = "Error"
+	DatabaseDeleting DatabaseClusterPhase = "Deleting"
+)
+
+// DatabaseClusterStatus is what Mooring observed of the cluster.
+type DatabaseClusterStatus struct {
+	// Replicas is the number of database pods that exist.
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// ReadyReplicas is the number of database pods that are ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// Selector is the label selector of the database pods, for the scale subresource.
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
+	// Phase is Pending, Running, NotReady, Error or Deleting.
+	// +optional
+	Phase DatabaseClusterPhase `json:"phase,omitempty"`
+
+	// PrimaryEndpoint is host:port of the primary, e.g. "orders.shop.svc:5432".
+	// +optional
+	PrimaryEndpoint string `json:"primaryEndpoint,omitempty"`
+
+	// StorageSize is the size the data volumes were last grown to.
+	// +optional
+	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
+
+	// ObservedGeneration is the generation of the spec last reconciled successfully.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Progressing, SecretReady, StorageResized, and Paused while paused.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DatabaseCluster runs PostgreSQL or MySQL as a StatefulSet with a data volume per pod,
+// a Service for the primary and a credentials Secret.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicaCount,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:resource:categories=mooring,shortName=dbc
+// +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=`.spec.engine`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicaCount`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type DatabaseCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec DatabaseClusterSpec `json:"spec"`
+	// +optional
+	Status DatabaseClusterStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// DatabaseClusterList is a list of DatabaseClusters.
+type DatabaseClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DatabaseCluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&DatabaseCluster{}, &DatabaseClusterList{})
+}

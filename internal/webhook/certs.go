@@ -1,0 +1,62 @@
+package webhook
+
+import (
+	"fmt"
+
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;update;patch
+
+// Names of the objects whose CA bundle Mooring keeps current. They match config/default
+// (kustomize prefixes "mooring-") and what `mooring-dev` installs on the local cluster.
+const (
+	MutatingConfigName   = "mooring-mutating-webhook-configuration"
+	ValidatingConfigName = "mooring-validating-webhook-configuration"
+	ConversionCRDName    = "databaseclusters.mooring.dev"
+)
+
+// CertOptions say where the serving certificate lives and who it is for.
+type CertOptions struct {
+	// Secret keeps the CA and serving certificate across restarts and replicas.
+	Secret types.NamespacedName
+	// CertDir is where the webhook server reads tls.crt and tls.key.
+	CertDir string
+	// DNSName is the name the API server dials: the webhook Service's DNS name in a
+	// cluster, "localhost" when the operator runs on the API server's host.
+	DNSName string
+}
+
+// AddCertRotation makes the manager generate its own CA and serving certificate, keep them
+// in a Secret, rotate them before they expire, and inject the CA into the webhook
+// configurations and the DatabaseCluster CRD's conversion settings, so no cert-manager is
+// needed. The returned channel closes once the certificate is on disk: register webhooks
+// only then, because the webhook server reads it when it starts.
+func AddCertRotation(mgr ctrl.Manager, o CertOptions) (<-chan struct{}, error) {
+	ready := make(chan struct{})
+	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      o.Secret,
+		CertDir:        o.CertDir,
+		CAName:         "mooring-ca",
+		CAOrganization: "mooring.dev",
+		DNSName:        o.DNSName,
+		IsReady:        ready,
+		FieldOwner:     "mooring",
+		Webhooks: []rotator.WebhookInfo{
+			{Name: MutatingConfigName, Type: rotator.Mutating},
+			{Name: ValidatingConfigName, Type: rotator.Validating},
+			{Name: ConversionCRDName, Type: rotator.CRDConversion},
+		},
+		// Every replica serves webhooks, so every replica needs the certificate, not
+		// only the leader.
+		RequireLeaderElection: false,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("add certificate rotation: %w", err)
+	}
+	return ready, nil
+}

@@ -1,0 +1,23 @@
+package webhook
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
+)
+
+// Setup registers every webhook with the manager's webhook server: App validation,
+// DatabaseCluster defaulting and validation, and DatabaseCluster conversion (/convert,
+// registered because v1beta1 is a Hub and v1alpha1 Convertible).
+func Setup(mgr ctrl.Manager) error {
+	if err := ctrl.NewWebhookManagedBy(mgr, &mooringv1.App{}).
+		WithValidator(AppValidator{}).
+		Complete(); err != nil {
+		return err
+	}
+	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.DatabaseCluster{}).
+		WithDefaulter(DatabaseClusterDefaulter{}).
+		WithValidator(DatabaseClusterValidator{}).
+		Complete()
+}
