@@ -281,3 +281,10 @@ func SetCondition(obj Object, condType string, status metav1.ConditionStatus, re
 // RequeueAfter is a small helper for handlers that must look again later (for example a
 // time-based schedule) because no watch event will come.
 func RequeueAfter(d time.Duration) reconcile.Result { return reconcile.Result{RequeueAfter: d} }
+
+// HasCondition reports whether obj already has the condition with this status and reason;
+// handlers use it to record an event only when a condition changes.
+func HasCondition(obj Object, condType string, status metav1.ConditionStatus, reason string) bool {
+	c := meta.FindStatusCondition(*obj.StatusConditions(), condType)
+	return c != nil && c.Status == status && c.Reason == reason
+}

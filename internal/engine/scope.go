@@ -39,7 +39,13 @@ type Scope[T Object] struct {
 	recorder  recorder.EventRecorder
 	component string
 	applied   map[childKey]struct{}
+	keepAll   bool
 }
+
+// KeepChildren tells the engine that this reconcile did not apply the whole desired state
+// (it waits for something, such as a Secret), so children that were not applied are not
+// stale and must not be pruned.
+func (s *Scope[T]) KeepChildren() { s.keepAll = true }
 
 type childKey struct {
 	gvk  schema.GroupVersionKind
@@ -196,6 +202,9 @@ func (s *Scope[T]) deleteChild(ctx context.Context, obj client.Object, kind stri
 // prune deletes children of the owned kinds that this reconcile did not apply: what a
 // removed field produced (a Service once the port is unset) goes away with it.
 func (s *Scope[T]) prune(ctx context.Context, owned []client.Object) error {
+	if s.keepAll {
+		return nil
+	}
 	for _, o := range owned {
 		gvk, err := apiutil.GVKForObject(o, s.scheme)
 		if err != nil {

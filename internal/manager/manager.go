@@ -4,7 +4,9 @@
 package manager
 
 import (
+	"context"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,6 +20,8 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/apimetrics"
 	"github.com/mooringhq/mooring/internal/controller/app"
+	cachecontroller "github.com/mooringhq/mooring/internal/controller/cache"
+	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -35,10 +39,20 @@ type Options struct {
 	MaxConcurrentReconciles int
 }
 
-// ownedTypes are the child kinds of every Mooring kind; the cache holds only the ones
-// labelled managed-by=mooring.
+// ownedTypes are the child kinds of every Mooring kind, each once (several kinds own
+// Deployments and Services); the cache holds only the ones labelled managed-by=mooring.
 func ownedTypes() []client.Object {
-	return app.Owned
+	var out []client.Object
+	seen := map[reflect.Type]bool{}
+	for _, owned := range [][]client.Object{app.Owned, cachecontroller.Owned, database.Owned, database.Cached} {
+		for _, o := range owned {
+			if t := reflect.TypeOf(o); !seen[t] {
+				seen[t] = true
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }
 
 // CacheOptions caches only Mooring's children (by label) and drops managedFields, which
@@ -69,6 +83,12 @@ func New(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 func Setup(mgr ctrl.Manager, o Options) error {
 	if err := app.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
 		return fmt.Errorf("set up App controller: %w", err)
+	}
+	if err := cachecontroller.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
+		return fmt.Errorf("set up CacheInstance controller: %w", err)
+	}
+	if err := database.SetupWithManager(context.Background(), mgr, o.MaxConcurrentReconciles); err != nil {
+		return fmt.Errorf("set up DatabaseCluster controller: %w", err)
 	}
 	return nil
 }

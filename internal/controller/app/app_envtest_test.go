@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/internal/apimetrics"
 	"github.com/mooringhq/mooring/internal/controller/app"
+	"github.com/mooringhq/mooring/internal/controller/rollout"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
@@ -41,45 +40,10 @@ func createApp(t *testing.T, ns, name string, mutate func(*mooringv1.App)) *moor
 	return a
 }
 
-// updateApp changes the App's spec with retries on conflict, as a user's kubectl edit would.
+// updateApp changes the App as a user's kubectl edit would, retrying on conflicts.
 func updateApp(t *testing.T, key types.NamespacedName, change func(*mooringv1.App)) {
 	t.Helper()
-	err := testutil.Poll(10*time.Second, func() error {
-		a := &mooringv1.App{}
-		if err := env.Client.Get(ctx, key, a); err != nil {
-			return err
-		}
-		change(a)
-		return env.Client.Update(ctx, a)
-	})
-	if err != nil {
-		t.Fatalf("update App %s: %v", key, err)
-	}
-}
-
-// waitFor polls obj at key until check accepts it.
-func waitFor[T client.Object](t *testing.T, key types.NamespacedName, obj T, what string, check func(T) error) {
-	t.Helper()
-	testutil.Eventually(t, testutil.DefaultTimeout, what, func() error {
-		if err := env.Client.Get(ctx, key, obj); err != nil {
-			return err
-		}
-		return check(obj)
-	})
-}
-
-func waitGone(t *testing.T, key types.NamespacedName, obj client.Object, what string) {
-	t.Helper()
-	testutil.Eventually(t, testutil.DefaultTimeout, what, func() error {
-		err := env.Client.Get(ctx, key, obj)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return fmt.Errorf("%s still exists (deletionTimestamp %v)", key, obj.GetDeletionTimestamp())
-	})
+	testutil.Update(t, env.Client, key, &mooringv1.App{}, change)
 }
 
 func image(d *appsv1.Deployment) string { return d.Spec.Template.Spec.Containers[0].Image }
@@ -94,7 +58,7 @@ func TestAppCreatesChildrenWithOwnerAndLabels(t *testing.T) {
 	children := []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{}}
 	names := []string{"web", "web", "web-config"}
 	for i, child := range children {
-		waitFor(t, types.NamespacedName{Namespace: ns, Name: names[i]}, child, fmt.Sprintf("%T %s", child, names[i]), func(c client.Object) error {
+		testutil.WaitFor(t, env.Client, types.NamespacedName{Namespace: ns, Name: names[i]}, child, fmt.Sprintf("%T %s", child, names[i]), func(c client.Object) error {
 			if !metav1.IsControlledBy(c, a) {
 				return fmt.Errorf("owner references %v do not name App web (uid %s) as controller", c.GetOwnerReferences(), a.UID)
 			}
@@ -107,14 +71,14 @@ func TestAppCreatesChildrenWithOwnerAndLabels(t *testing.T) {
 		})
 	}
 	d := &appsv1.Deployment{}
-	waitFor(t, key, d, "Deployment spec", func(d *appsv1.Deployment) error {
+	testutil.WaitFor(t, env.Client, key, d, "Deployment spec", func(d *appsv1.Deployment) error {
 		if *d.Spec.Replicas != 2 || image(d) != "nginx:1.27" {
 			return fmt.Errorf("replicas %d image %s", *d.Spec.Replicas, image(d))
 		}
 		return nil
 	})
 	// Status on a fresh App: nothing available yet (envtest runs no Deployment controller).
-	waitFor(t, key, &mooringv1.App{}, "App status Pending with selector", func(a *mooringv1.App) error {
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "App status Pending with selector", func(a *mooringv1.App) error {
 		if a.Status.Phase != mooringv1.AppPending || a.Status.Selector == "" {
 			return fmt.Errorf("phase %q selector %q", a.Status.Phase, a.Status.Selector)
 		}
@@ -128,10 +92,10 @@ func TestAppChildrenFollowSpecChanges(t *testing.T) {
 	key := client.ObjectKeyFromObject(a)
 	svcKey := key
 	cmKey := types.NamespacedName{Namespace: ns, Name: "api-config"}
-	waitFor(t, key, &appsv1.Deployment{}, "Deployment created", func(*appsv1.Deployment) error { return nil })
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "Deployment created", func(*appsv1.Deployment) error { return nil })
 
 	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Image = "nginx:1.28"; a.Spec.Replicas = ptr.To[int32](3) })
-	waitFor(t, key, &appsv1.Deployment{}, "image and replicas to follow", func(d *appsv1.Deployment) error {
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "image and replicas to follow", func(d *appsv1.Deployment) error {
 		if image(d) != "nginx:1.28" || *d.Spec.Replicas != 3 {
 			return fmt.Errorf("image %s replicas %d", image(d), *d.Spec.Replicas)
 		}
@@ -139,14 +103,14 @@ func TestAppChildrenFollowSpecChanges(t *testing.T) {
 	})
 
 	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Config = "v1" })
-	waitFor(t, cmKey, &corev1.ConfigMap{}, "ConfigMap with the config", func(cm *corev1.ConfigMap) error {
+	testutil.WaitFor(t, env.Client, cmKey, &corev1.ConfigMap{}, "ConfigMap with the config", func(cm *corev1.ConfigMap) error {
 		if cm.Data[app.ConfigKey] != "v1" {
 			return fmt.Errorf("data %v", cm.Data)
 		}
 		return nil
 	})
 	var firstSum string
-	waitFor(t, key, &appsv1.Deployment{}, "APP_CONFIG env and checksum", func(d *appsv1.Deployment) error {
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "APP_CONFIG env and checksum", func(d *appsv1.Deployment) error {
 		firstSum = d.Spec.Template.Annotations[app.ConfigChecksumAnnotation]
 		env := d.Spec.Template.Spec.Containers[0].Env
 		if firstSum == "" || len(env) == 0 || env[0].Name != app.ConfigEnvVar {
@@ -155,7 +119,7 @@ func TestAppChildrenFollowSpecChanges(t *testing.T) {
 		return nil
 	})
 	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Config = "v2" })
-	waitFor(t, key, &appsv1.Deployment{}, "checksum to change with the config", func(d *appsv1.Deployment) error {
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "checksum to change with the config", func(d *appsv1.Deployment) error {
 		if sum := d.Spec.Template.Annotations[app.ConfigChecksumAnnotation]; sum == firstSum {
 			return fmt.Errorf("checksum still %s", sum)
 		}
@@ -163,7 +127,7 @@ func TestAppChildrenFollowSpecChanges(t *testing.T) {
 	})
 
 	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Port = ptr.To[int32](9090) })
-	waitFor(t, svcKey, &corev1.Service{}, "Service for the port", func(s *corev1.Service) error {
+	testutil.WaitFor(t, env.Client, svcKey, &corev1.Service{}, "Service for the port", func(s *corev1.Service) error {
 		if s.Spec.Ports[0].Port != 9090 {
 			return fmt.Errorf("ports %v", s.Spec.Ports)
 		}
@@ -172,9 +136,9 @@ func TestAppChildrenFollowSpecChanges(t *testing.T) {
 
 	// Removing fields removes what they produced, on the children and in the Deployment.
 	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Port = nil; a.Spec.Config = "" })
-	waitGone(t, svcKey, &corev1.Service{}, "Service deleted after port unset")
-	waitGone(t, cmKey, &corev1.ConfigMap{}, "ConfigMap deleted after config unset")
-	waitFor(t, key, &appsv1.Deployment{}, "port, env and checksum gone from the Deployment", func(d *appsv1.Deployment) error {
+	testutil.WaitGone(t, env.Client, svcKey, &corev1.Service{}, "Service deleted after port unset")
+	testutil.WaitGone(t, env.Client, cmKey, &corev1.ConfigMap{}, "ConfigMap deleted after config unset")
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "port, env and checksum gone from the Deployment", func(d *appsv1.Deployment) error {
 		c := d.Spec.Template.Spec.Containers[0]
 		if len(c.Ports) != 0 || len(c.Env) != 0 || d.Spec.Template.Annotations[app.ConfigChecksumAnnotation] != "" {
 			return fmt.Errorf("ports %v env %v annotations %v", c.Ports, c.Env, d.Spec.Template.Annotations)
@@ -188,13 +152,13 @@ func TestAppRepairsChildren(t *testing.T) {
 	a := createApp(t, ns, "repair", func(a *mooringv1.App) { a.Spec.Port = ptr.To[int32](80) })
 	key := client.ObjectKeyFromObject(a)
 	svc := &corev1.Service{}
-	waitFor(t, key, svc, "Service created", func(*corev1.Service) error { return nil })
+	testutil.WaitFor(t, env.Client, key, svc, "Service created", func(*corev1.Service) error { return nil })
 	oldUID := svc.UID
 
 	if err := env.Client.Delete(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, key, &corev1.Service{}, "deleted Service recreated", func(s *corev1.Service) error {
+	testutil.WaitFor(t, env.Client, key, &corev1.Service{}, "deleted Service recreated", func(s *corev1.Service) error {
 		if s.UID == oldUID {
 			return errors.New("still the old Service")
 		}
@@ -203,14 +167,14 @@ func TestAppRepairsChildren(t *testing.T) {
 
 	// Someone edits a managed field by hand: the engine puts it back.
 	d := &appsv1.Deployment{}
-	waitFor(t, key, d, "Deployment", func(*appsv1.Deployment) error { return nil })
+	testutil.WaitFor(t, env.Client, key, d, "Deployment", func(*appsv1.Deployment) error { return nil })
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Spec.Replicas = ptr.To[int32](7)
 	d.Spec.Template.Spec.Containers[0].Image = "evil:latest"
 	if err := env.Client.Patch(ctx, d, patch, client.FieldOwner("kubectl-edit")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, key, &appsv1.Deployment{}, "hand-edited replicas and image restored", func(d *appsv1.Deployment) error {
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "hand-edited replicas and image restored", func(d *appsv1.Deployment) error {
 		if *d.Spec.Replicas != 2 || image(d) != "nginx:1.27" {
 			return fmt.Errorf("replicas %d image %s", *d.Spec.Replicas, image(d))
 		}
@@ -223,22 +187,22 @@ func TestAppStatusFollowsDeployment(t *testing.T) {
 	a := createApp(t, ns, "status", nil)
 	key := client.ObjectKeyFromObject(a)
 	d := &appsv1.Deployment{}
-	waitFor(t, key, d, "Deployment", func(*appsv1.Deployment) error { return nil })
+	testutil.WaitFor(t, env.Client, key, d, "Deployment", func(*appsv1.Deployment) error { return nil })
 
 	// envtest runs no Deployment controller: play its part.
 	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
 	if err := env.Client.Status().Update(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, key, &mooringv1.App{}, "App Running with Ready=True", func(a *mooringv1.App) error {
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "App Running with Ready=True", func(a *mooringv1.App) error {
 		ready := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionReady)
 		prog := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionProgressing)
 		switch {
 		case a.Status.Phase != mooringv1.AppRunning || a.Status.AvailableReplicas != 2 || a.Status.Replicas != 2:
 			return fmt.Errorf("phase %s available %d replicas %d", a.Status.Phase, a.Status.AvailableReplicas, a.Status.Replicas)
-		case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != app.ReasonAllReplicasAvailable:
+		case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != rollout.ReasonAllReplicasAvailable:
 			return fmt.Errorf("Ready %+v", ready)
-		case prog == nil || prog.Status != metav1.ConditionFalse || prog.Reason != app.ReasonRolloutComplete:
+		case prog == nil || prog.Status != metav1.ConditionFalse || prog.Reason != rollout.ReasonRolloutComplete:
 			return fmt.Errorf("Progressing %+v", prog)
 		case a.Status.ObservedGeneration != a.Generation:
 			return fmt.Errorf("observedGeneration %d, generation %d", a.Status.ObservedGeneration, a.Generation)
@@ -248,7 +212,7 @@ func TestAppStatusFollowsDeployment(t *testing.T) {
 
 	// A scale-up makes the App NotReady until the Deployment catches up.
 	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Replicas = ptr.To[int32](3) })
-	waitFor(t, key, &mooringv1.App{}, "App NotReady while scaling", func(a *mooringv1.App) error {
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "App NotReady while scaling", func(a *mooringv1.App) error {
 		if a.Status.Phase != mooringv1.AppNotReady || a.Status.ObservedGeneration != a.Generation {
 			return fmt.Errorf("phase %s observedGeneration %d generation %d", a.Status.Phase, a.Status.ObservedGeneration, a.Generation)
 		}
@@ -294,7 +258,7 @@ func TestPausedAppIsLeftAlone(t *testing.T) {
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "paused", nil)
 	key := client.ObjectKeyFromObject(a)
-	waitFor(t, key, &appsv1.Deployment{}, "Deployment", func(*appsv1.Deployment) error { return nil })
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "Deployment", func(*appsv1.Deployment) error { return nil })
 
 	updateApp(t, key, func(a *mooringv1.App) {
 		a.Annotations = map[string]string{engine.PausedAnnotation: "true"}
@@ -302,7 +266,7 @@ func TestPausedAppIsLeftAlone(t *testing.T) {
 	})
 	// The Paused condition carries the generation it was set for: once it names the new
 	// generation, the reconcile of the image change has run, and must have changed nothing.
-	waitFor(t, key, &mooringv1.App{}, "Paused condition for the new generation", func(a *mooringv1.App) error {
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Paused condition for the new generation", func(a *mooringv1.App) error {
 		c := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionPaused)
 		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != a.Generation {
 			return fmt.Errorf("Paused %+v at generation %d", c, a.Generation)
@@ -318,13 +282,13 @@ func TestPausedAppIsLeftAlone(t *testing.T) {
 	}
 
 	updateApp(t, key, func(a *mooringv1.App) { delete(a.Annotations, engine.PausedAnnotation) })
-	waitFor(t, key, &appsv1.Deployment{}, "image change applied after resume", func(d *appsv1.Deployment) error {
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "image change applied after resume", func(d *appsv1.Deployment) error {
 		if image(d) != "nginx:2" {
 			return fmt.Errorf("image %s", image(d))
 		}
 		return nil
 	})
-	waitFor(t, key, &mooringv1.App{}, "Paused condition removed", func(a *mooringv1.App) error {
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Paused condition removed", func(a *mooringv1.App) error {
 		if c := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionPaused); c != nil {
 			return fmt.Errorf("Paused %+v", c)
 		}
@@ -344,51 +308,21 @@ func TestConvergedAppReconcileMakesNoWrites(t *testing.T) {
 	}
 	for i := range n {
 		key := types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("quiet-%d", i)}
-		waitFor(t, key, &mooringv1.App{}, "App reconciled", func(a *mooringv1.App) error {
+		testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "App reconciled", func(a *mooringv1.App) error {
 			if a.Status.ObservedGeneration != a.Generation || a.Status.Phase == "" {
 				return fmt.Errorf("observedGeneration %d generation %d phase %q", a.Status.ObservedGeneration, a.Generation, a.Status.Phase)
 			}
 			return nil
 		})
 	}
-	// Let any write still in flight for these Apps land before measuring.
-	settle(t)
-
-	before := apimetrics.Snapshot()
-	reconcilesBefore := testutil.ReconcileCount(t, app.Component)
 	// An annotation change passes the controller's predicate and reconciles each App, but
 	// changes nothing Mooring derives from.
-	for i := range n {
-		updateApp(t, types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("quiet-%d", i)}, func(a *mooringv1.App) {
-			a.Annotations = map[string]string{"example.com/touched": "yes"}
-		})
-	}
-	testutil.Eventually(t, testutil.DefaultTimeout, "the Apps to be reconciled again", func() error {
-		if got := testutil.ReconcileCount(t, app.Component) - reconcilesBefore; got < n {
-			return fmt.Errorf("%v reconciles since the touch, want >= %d", got, n)
+	testutil.ExpectNoWrites(t, app.Component, n, func() {
+		for i := range n {
+			updateApp(t, types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("quiet-%d", i)}, func(a *mooringv1.App) {
+				a.Annotations = map[string]string{"example.com/touched": "yes"}
+			})
 		}
-		return nil
-	})
-	if writes := apimetrics.Writes(before, apimetrics.Snapshot()); len(writes) != 0 {
-		t.Fatalf("reconciling converged Apps wrote to the API server: %v", writes)
-	}
-}
-
-// settle waits until the manager has made no write for a while, so a measurement starts
-// from a quiet state rather than in the tail of earlier work.
-func settle(t *testing.T) {
-	t.Helper()
-	last := apimetrics.Snapshot()
-	quietSince := time.Now()
-	testutil.Eventually(t, testutil.DefaultTimeout, "the manager to stop writing", func() error {
-		now := apimetrics.Snapshot()
-		if len(apimetrics.Writes(last, now)) > 0 {
-			last, quietSince = now, time.Now()
-		}
-		if time.Since(quietSince) < 2*time.Second {
-			return fmt.Errorf("last write %s ago", time.Since(quietSince).Round(time.Millisecond))
-		}
-		return nil
 	})
 }
 
@@ -397,7 +331,7 @@ func TestSampleAppShowsPrintColumns(t *testing.T) {
 	ns := env.Namespace(t)
 	sample := testutil.RepoRoot() + "/config/samples/mooring_v1_app.yaml"
 	env.Kubectl(t, "apply", "-n", ns, "-f", sample)
-	waitFor(t, types.NamespacedName{Namespace: ns, Name: "hello"}, &mooringv1.App{}, "sample App reconciled", func(a *mooringv1.App) error {
+	testutil.WaitFor(t, env.Client, types.NamespacedName{Namespace: ns, Name: "hello"}, &mooringv1.App{}, "sample App reconciled", func(a *mooringv1.App) error {
 		if a.Status.Phase == "" {
 			return errors.New("no phase yet")
 		}

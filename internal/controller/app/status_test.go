@@ -4,20 +4,22 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/controller/rollout"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
+// The rollout decisions are tested in package rollout; this checks how the App carries
+// them: its phase enum, counts, selector and conditions.
 func TestDeriveStatus(t *testing.T) {
-	deployment := func(gen, observed int64, replicas, updated, available int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
+	deployment := func(gen, observed int64, replicas, available int32) *appsv1.Deployment {
 		return &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Generation: gen},
-			Status: appsv1.DeploymentStatus{ObservedGeneration: observed, Replicas: replicas, UpdatedReplicas: updated,
-				AvailableReplicas: available, UnavailableReplicas: replicas - available, Conditions: conds},
+			Status: appsv1.DeploymentStatus{ObservedGeneration: observed, Replicas: replicas, UpdatedReplicas: replicas,
+				AvailableReplicas: available, UnavailableReplicas: replicas - available},
 		}
 	}
 	tests := map[string]struct {
@@ -25,17 +27,10 @@ func TestDeriveStatus(t *testing.T) {
 		phase                      mooringv1.AppPhase
 		ready, progressing, reason string
 	}{
-		"not yet observed":  {d: deployment(1, 0, 0, 0, 0), phase: mooringv1.AppPending, ready: "False", progressing: "True", reason: ReasonDeploymentPending},
-		"no pods available": {d: deployment(1, 1, 2, 2, 0), phase: mooringv1.AppPending, ready: "False", progressing: "True", reason: ReasonRollingOut},
-		"partly available":  {d: deployment(1, 1, 2, 2, 1), phase: mooringv1.AppNotReady, ready: "False", progressing: "True", reason: ReasonRollingOut},
-		"complete":          {d: deployment(1, 1, 2, 2, 2), phase: mooringv1.AppRunning, ready: "True", progressing: "False", reason: ReasonRolloutComplete},
-		"old replica set still around": {
-			d: deployment(2, 2, 3, 2, 2), phase: mooringv1.AppNotReady, ready: "False", progressing: "True", reason: ReasonRollingOut,
-		},
-		"deadline exceeded": {
-			d:     deployment(1, 1, 2, 1, 1, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}),
-			phase: mooringv1.AppNotReady, ready: "False", progressing: "False", reason: ReasonProgressDeadlineExceed,
-		},
+		"not yet observed":  {d: deployment(1, 0, 0, 0), phase: mooringv1.AppPending, ready: "False", progressing: "True", reason: rollout.ReasonDeploymentPending},
+		"no pods available": {d: deployment(1, 1, 2, 0), phase: mooringv1.AppPending, ready: "False", progressing: "True", reason: rollout.ReasonRollingOut},
+		"partly available":  {d: deployment(1, 1, 2, 1), phase: mooringv1.AppNotReady, ready: "False", progressing: "True", reason: rollout.ReasonRollingOut},
+		"complete":          {d: deployment(1, 1, 2, 2), phase: mooringv1.AppRunning, ready: "True", progressing: "False", reason: rollout.ReasonRolloutComplete},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -43,6 +38,10 @@ func TestDeriveStatus(t *testing.T) {
 			deriveStatus(app, tt.d)
 			if app.Status.Phase != tt.phase {
 				t.Errorf("phase = %s, want %s", app.Status.Phase, tt.phase)
+			}
+			if app.Status.Replicas != tt.d.Status.Replicas || app.Status.AvailableReplicas != tt.d.Status.AvailableReplicas {
+				t.Errorf("replicas %d available %d, want the Deployment's %d and %d", app.Status.Replicas,
+					app.Status.AvailableReplicas, tt.d.Status.Replicas, tt.d.Status.AvailableReplicas)
 			}
 			ready := meta.FindStatusCondition(app.Status.Conditions, engine.ConditionReady)
 			prog := meta.FindStatusCondition(app.Status.Conditions, engine.ConditionProgressing)
@@ -52,8 +51,8 @@ func TestDeriveStatus(t *testing.T) {
 			if prog == nil || string(prog.Status) != tt.progressing || prog.Reason != tt.reason {
 				t.Errorf("Progressing = %+v, want %s/%s", prog, tt.progressing, tt.reason)
 			}
-			if app.Status.Selector == "" {
-				t.Error("selector not set")
+			if want := "app.kubernetes.io/component=app,app.kubernetes.io/instance=web,app.kubernetes.io/name=web"; app.Status.Selector != want {
+				t.Errorf("selector = %q, want %q", app.Status.Selector, want)
 			}
 		})
 	}

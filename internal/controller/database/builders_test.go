@@ -1,0 +1,138 @@
+package database
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/mooringhq/mooring/api/v1beta1"
+)
+
+func newDB(engine v1beta1.DatabaseEngine, mutate func(*v1beta1.DatabaseCluster)) *v1beta1.DatabaseCluster {
+	db := &v1beta1.DatabaseCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"},
+		Spec: v1beta1.DatabaseClusterSpec{Engine: engine, ReplicaCount: 3, Version: "17",
+			SecretName: "orders-credentials", DeletionPolicy: v1beta1.DeletionRetain},
+	}
+	if mutate != nil {
+		mutate(db)
+	}
+	return db
+}
+
+func TestStatefulSet(t *testing.T) {
+	tests := map[string]struct {
+		db                      *v1beta1.DatabaseCluster
+		image, mount, retention string
+		port                    int32
+		size                    string
+	}{
+		"postgresql": {db: newDB(v1beta1.PostgreSQL, nil), image: "docker.io/bitnami/postgresql:17", mount: "/bitnami/postgresql", port: 5432, size: "1Gi", retention: "Retain"},
+		"mysql with storage and Delete": {
+			db: newDB(v1beta1.MySQL, func(d *v1beta1.DatabaseCluster) {
+				d.Spec.Version = "8.4"
+				d.Spec.Storage = v1beta1.StorageSpec{Size: ptr.To(resource.MustParse("10Gi")), StorageClassName: ptr.To("fast")}
+				d.Spec.DeletionPolicy = v1beta1.DeletionDelete
+			}),
+			image: "docker.io/bitnami/mysql:8.4", mount: "/bitnami/mysql", port: 3306, size: "10Gi", retention: "Delete",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			sts, err := StatefulSet(tt.db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := sts.Spec.Template.Spec.Containers[0]
+			if c.Image != tt.image || *sts.Spec.Replicas != 3 || sts.Spec.ServiceName != "orders-headless" {
+				t.Errorf("image %s replicas %d service %s", c.Image, *sts.Spec.Replicas, sts.Spec.ServiceName)
+			}
+			if c.Ports[0].ContainerPort != tt.port || c.VolumeMounts[0].MountPath != tt.mount {
+				t.Errorf("port %d mount %s", c.Ports[0].ContainerPort, c.VolumeMounts[0].MountPath)
+			}
+			vct := sts.Spec.VolumeClaimTemplates[0]
+			if got := vct.Spec.Resources.Requests[corev1.ResourceStorage]; vct.Name != DataVolume || got.String() != tt.size {
+				t.Errorf("claim template %s size %s, want data %s", vct.Name, got.String(), tt.size)
+			}
+			if string(sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted) != tt.retention ||
+				sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled != appsv1.RetainPersistentVolumeClaimRetentionPolicyType {
+				t.Errorf("retention %+v, want whenDeleted %s and whenScaled Retain", sts.Spec.PersistentVolumeClaimRetentionPolicy, tt.retention)
+			}
+			// Credentials only through secretKeyRef, never literal values or arguments.
+			for _, e := range c.Env {
+				if strings.Contains(e.Name, "PASSWORD") && (e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "orders-credentials") {
+					t.Errorf("env %s is not taken from the credentials Secret: %+v", e.Name, e)
+				}
+			}
+			if strings.Contains(strings.Join(c.Command, " "), "PASSWORD=") {
+				t.Errorf("command line sets a password: %v", c.Command)
+			}
+			sc := c.SecurityContext
+			if !*sc.RunAsNonRoot || *sc.AllowPrivilegeEscalation || sc.Capabilities.Drop[0] != "ALL" {
+				t.Errorf("security context %+v is not restricted", sc)
+			}
+		})
+	}
+}
+
+func TestServices(t *testing.T) {
+	db := newDB(v1beta1.PostgreSQL, nil)
+	h := HeadlessService(db)
+	if h.Name != "orders-headless" || h.Spec.ClusterIP != corev1.ClusterIPNone || !h.Spec.PublishNotReadyAddresses {
+		t.Errorf("headless service %s %+v", h.Name, h.Spec)
+	}
+	p := PrimaryService(db)
+	if p.Name != "orders" || p.Spec.Selector[podNameLabel] != "orders-0" || p.Spec.Ports[0].Port != 5432 {
+		t.Errorf("primary service %s %+v, want it to select orders-0 on 5432", p.Name, p.Spec)
+	}
+	if got := PrimaryEndpoint(db); got != "orders.shop.svc:5432" {
+		t.Errorf("endpoint %s", got)
+	}
+}
+
+func TestCredentialsSecret(t *testing.T) {
+	s := CredentialsSecret(newDB(v1beta1.MySQL, nil), "pw")
+	if s.Name != "orders-credentials" || s.StringData[UsernameKey] == "" || s.StringData[PasswordKey] != "pw" || len(s.OwnerReferences) != 0 {
+		t.Errorf("secret %s %v owners %v", s.Name, s.StringData, s.OwnerReferences)
+	}
+	a, _ := randomPassword()
+	b, _ := randomPassword()
+	if len(a) != 24 || a == b {
+		t.Errorf("passwords %q and %q: want 24 random characters each", a, b)
+	}
+}
+
+func TestDeriveStatus(t *testing.T) {
+	sts := func(gen, observed int64, replicas, ready, updated int32) *appsv1.StatefulSet {
+		return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: gen},
+			Status: appsv1.StatefulSetStatus{ObservedGeneration: observed, Replicas: replicas, ReadyReplicas: ready, UpdatedReplicas: updated}}
+	}
+	tests := map[string]struct {
+		sts         *appsv1.StatefulSet
+		secretReady bool
+		phase       v1beta1.DatabaseClusterPhase
+	}{
+		"waiting for secret": {sts: nil, secretReady: false, phase: v1beta1.DatabasePending},
+		"no pod ready":       {sts: sts(1, 1, 1, 0, 1), secretReady: true, phase: v1beta1.DatabasePending},
+		"some ready":         {sts: sts(1, 1, 3, 2, 3), secretReady: true, phase: v1beta1.DatabaseNotReady},
+		"all ready":          {sts: sts(1, 1, 3, 3, 3), secretReady: true, phase: v1beta1.DatabaseRunning},
+		"not observed":       {sts: sts(2, 1, 3, 3, 3), secretReady: true, phase: v1beta1.DatabaseNotReady},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			db := newDB(v1beta1.PostgreSQL, nil)
+			deriveStatus(db, tt.sts, tt.secretReady)
+			if db.Status.Phase != tt.phase {
+				t.Errorf("phase %s, want %s", db.Status.Phase, tt.phase)
+			}
+			if db.Status.PrimaryEndpoint != "orders.shop.svc:5432" || db.Status.Selector == "" {
+				t.Errorf("endpoint %q selector %q", db.Status.PrimaryEndpoint, db.Status.Selector)
+			}
+		})
+	}
+}

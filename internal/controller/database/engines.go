@@ -1,0 +1,52 @@
+package database
+
+import (
+	"fmt"
+
+	"github.com/mooringhq/mooring/api/v1beta1"
+)
+
+// engineSpec is what differs between PostgreSQL and MySQL.
+type engineSpec struct {
+	image     string // repository; the tag is spec.version
+	port      int32
+	dataPath  string
+	user      string // the application user created in the generated Secret
+	runScript string // shell run by the container: picks the role, then execs the entrypoint
+	// env names the image reads, with where their values come from
+	userEnv, passwordEnv, replUserEnv, replPasswordEnv, extraPasswordEnv string
+	// primaryPasswordEnv is the variable a replica reads the primary's admin password from.
+	primaryPasswordEnv string
+}
+
+var engines = map[v1beta1.DatabaseEngine]engineSpec{
+	v1beta1.PostgreSQL: {
+		image: "docker.io/bitnami/postgresql", port: 5432, dataPath: "/bitnami/postgresql", user: "app",
+		userEnv: "POSTGRESQL_USERNAME", passwordEnv: "POSTGRESQL_PASSWORD",
+		replUserEnv: "POSTGRESQL_REPLICATION_USER", replPasswordEnv: "POSTGRESQL_REPLICATION_PASSWORD",
+		extraPasswordEnv: "POSTGRESQL_POSTGRES_PASSWORD",
+		runScript: `if [ "$POD_INDEX" = "0" ]; then export POSTGRESQL_REPLICATION_MODE=master;
+else export POSTGRESQL_REPLICATION_MODE=slave POSTGRESQL_MASTER_HOST="$PRIMARY_HOST"; fi
+exec /opt/bitnami/scripts/postgresql/entrypoint.sh /opt/bitnami/scripts/postgresql/run.sh`,
+	},
+	v1beta1.MySQL: {
+		image: "docker.io/bitnami/mysql", port: 3306, dataPath: "/bitnami/mysql", user: "app",
+		userEnv: "MYSQL_USER", passwordEnv: "MYSQL_PASSWORD",
+		replUserEnv: "MYSQL_REPLICATION_USER", replPasswordEnv: "MYSQL_REPLICATION_PASSWORD",
+		extraPasswordEnv: "MYSQL_ROOT_PASSWORD", primaryPasswordEnv: "MYSQL_MASTER_ROOT_PASSWORD",
+		runScript: `if [ "$POD_INDEX" = "0" ]; then export MYSQL_REPLICATION_MODE=master;
+else export MYSQL_REPLICATION_MODE=slave MYSQL_MASTER_HOST="$PRIMARY_HOST"; fi
+exec /opt/bitnami/scripts/mysql/entrypoint.sh /opt/bitnami/scripts/mysql/run.sh`,
+	},
+}
+
+func engineFor(db *v1beta1.DatabaseCluster) (engineSpec, error) {
+	e, ok := engines[db.Spec.Engine]
+	if !ok {
+		return engineSpec{}, fmt.Errorf("unknown engine %q", db.Spec.Engine)
+	}
+	return e, nil
+}
+
+// Port is the port clients connect to for the cluster's engine.
+func Port(db *v1beta1.DatabaseCluster) int32 { return engines[db.Spec.Engine].port }

@@ -1,0 +1,123 @@
+package database
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/engine"
+)
+
+// +kubebuilder:rbac:groups=mooring.dev,resources=databaseclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=mooring.dev,resources=databaseclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=mooring.dev,resources=databaseclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
+
+// SecretNameField indexes DatabaseClusters by spec.secretName, so a Secret that appears
+// finds the clusters waiting for it without a list of every cluster.
+const SecretNameField = "spec.secretName"
+
+// Handler plugs the DatabaseCluster kind into the engine.
+type Handler struct{}
+
+// Owned lists the kinds of a cluster's children that the engine applies and prunes. The
+// credentials Secret is not among them: it is created once and never pruned.
+var Owned = []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}}
+
+// Cached lists further kinds Mooring reads from the cache by its labels: the data PVCs.
+var Cached = []client.Object{&corev1.PersistentVolumeClaim{}}
+
+// NewObject returns an empty DatabaseCluster.
+func (Handler) NewObject() *v1beta1.DatabaseCluster { return &v1beta1.DatabaseCluster{} }
+
+// Validate has nothing left to check: CEL and the webhooks reject invalid specs.
+func (Handler) Validate(*v1beta1.DatabaseCluster) error { return nil }
+
+// Sync makes sure the credentials exist, grows volumes when asked, applies the children
+// and derives status.
+func (Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (ctrl.Result, error) {
+	db := s.Object
+	secretReady, err := ensureSecret(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !secretReady {
+		// Pods without their Secret would only crash-loop: create nothing yet, and keep
+		// what exists (the Secret may come back), until the Secret watch brings us back.
+		s.KeepChildren()
+		deriveStatus(db, nil, false)
+		return ctrl.Result{}, nil
+	}
+
+	want := StorageSize(db)
+	recreating, err := growStorage(ctx, s, want)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if recreating {
+		s.KeepChildren()
+		deriveStatus(db, nil, true)
+		return ctrl.Result{}, nil
+	}
+	sts, err := StatefulSet(db)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, child := range []client.Object{HeadlessService(db), PrimaryService(db), sts} {
+		if err := s.Apply(ctx, child); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := storageStatus(ctx, s, want); err != nil {
+		return ctrl.Result{}, err
+	}
+	deriveStatus(db, sts, true)
+	return ctrl.Result{}, nil
+}
+
+// SetupWithManager registers the DatabaseCluster controller with its Secret index and
+// watches: Secrets metadata-only, and the data PVCs by label.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1beta1.DatabaseCluster{}, SecretNameField, func(o client.Object) []string {
+		return []string{o.(*v1beta1.DatabaseCluster).Spec.SecretName}
+	}); err != nil {
+		return err
+	}
+	c := mgr.GetClient()
+	clustersUsingSecret := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := &v1beta1.DatabaseClusterList{}
+		if err := c.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{SecretNameField: o.GetName()}); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for _, db := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&db)})
+		}
+		return reqs
+	})
+	clusterOfClaim := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		l := o.GetLabels()
+		if l[engine.ComponentLabel] != Component || l[engine.InstanceLabel] == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: l[engine.InstanceLabel]}}}
+	})
+	secret := &metav1.PartialObjectMetadata{}
+	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, Handler{}, engine.Options{
+		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
+	}, func(b *builder.Builder) {
+		b.Watches(secret, clustersUsingSecret, builder.OnlyMetadata).
+			Watches(&corev1.PersistentVolumeClaim{}, clusterOfClaim)
+	})
+}

@@ -1,0 +1,23 @@
+package database
+
+// Condition types of a DatabaseCluster beyond the engine's Ready and Progressing.
+const (
+	// ConditionSecretReady is True when the credentials Secret exists.
+	ConditionSecretReady = "SecretReady"
+	// ConditionStorageResized is True when every data volume has the requested size.
+	ConditionStorageResized = "StorageResized"
+)
+
+// Condition reasons and event reasons.
+const (
+	ReasonSecretFound      = "SecretFound"
+	ReasonSecretGenerated  = "SecretGenerated"
+	ReasonSecretNotFound   = "SecretNotFound"
+	ReasonAllReplicasReady = "AllReplicasReady"
+	ReasonReplicasNotReady = "ReplicasNotReady"
+	ReasonRollingOut       = "RollingOut"
+	ReasonRolloutComplete  = "RolloutComplete"
+	ReasonResizing         = "Resizing"
+	ReasonExpanding        = "WaitingForVolumeExpansion"
+	ReasonResized          = "Resized"
+)

@@ -1,0 +1,88 @@
+package database
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/webhook"
+)
+
+// secretMeta is a metadata-only Secret: Mooring watches Secrets without caching their data.
+func secretMeta() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return m
+}
+
+// ensureSecret makes sure the credentials Secret exists. Mooring generates it only under
+// the default name and only when it is missing; it never updates or deletes it. A Secret
+// the spec names explicitly is the user's to provide: until it exists the cluster waits.
+func ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, error) {
+	db := s.Object
+	key := client.ObjectKey{Namespace: db.Namespace, Name: db.Spec.SecretName}
+	err := s.Client.Get(ctx, key, secretMeta())
+	if err == nil {
+		setSecretCondition(s, metav1.ConditionTrue, ReasonSecretFound, fmt.Sprintf("Secret %s holds the credentials.", key.Name))
+		return true, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("get Secret %s: %w", key.Name, err)
+	}
+	if db.Spec.SecretName != webhook.CredentialsSecretName(db.Name) {
+		setSecretCondition(s, metav1.ConditionFalse, ReasonSecretNotFound, fmt.Sprintf(
+			"Secret %s named in spec.secretName does not exist; create it with keys %q and %q.", key.Name, UsernameKey, PasswordKey))
+		return false, nil
+	}
+	password, err := randomPassword()
+	if err != nil {
+		return false, err
+	}
+	secret := CredentialsSecret(db, password)
+	// No owner reference: the credentials belong with the data, which outlives the
+	// cluster under the Retain and Snapshot policies.
+	if err := s.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return false, fmt.Errorf("create Secret %s: %w", key.Name, err)
+	}
+	s.Event(corev1.EventTypeNormal, engine.EventCreated, "Create", fmt.Sprintf("Generated credentials Secret %s", key.Name))
+	setSecretCondition(s, metav1.ConditionTrue, ReasonSecretGenerated, fmt.Sprintf("Generated Secret %s with a random password.", key.Name))
+	return true, nil
+}
+
+// setSecretCondition sets SecretReady and, when the Secret just went missing, records one
+// Warning event (not one per resync).
+func setSecretCondition(s *engine.Scope[*v1beta1.DatabaseCluster], status metav1.ConditionStatus, reason, msg string) {
+	if status == metav1.ConditionFalse && !engine.HasCondition(s.Object, ConditionSecretReady, status, reason) {
+		s.Event(corev1.EventTypeWarning, reason, "Reconcile", msg)
+	}
+	engine.SetCondition(s.Object, ConditionSecretReady, status, reason, msg)
+}
+
+const passwordAlphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+// randomPassword returns 24 characters drawn uniformly from crypto/rand (~140 bits):
+// bytes that would favour the first letters of the alphabet are rejected.
+func randomPassword() (string, error) {
+	const length = 24
+	limit := 256 - 256%len(passwordAlphabet)
+	out := make([]byte, 0, length)
+	buf := make([]byte, 2*length)
+	for len(out) < length {
+		if _, err := rand.Read(buf); err != nil {
+			return "", fmt.Errorf("generate password: %w", err)
+		}
+		for _, b := range buf {
+			if int(b) < limit && len(out) < length {
+				out = append(out, passwordAlphabet[int(b)%len(passwordAlphabet)])
+			}
+		}
+	}
+	return string(out), nil
+}

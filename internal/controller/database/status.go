@@ -1,0 +1,53 @@
+package database
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/engine"
+)
+
+// deriveStatus sets the cluster's status from its StatefulSet (nil while it is being
+// created or re-created) and whether the credentials are there.
+func deriveStatus(db *v1beta1.DatabaseCluster, sts *appsv1.StatefulSet, secretReady bool) {
+	want := max(db.Spec.ReplicaCount, 1)
+	db.Status.Selector = labels.SelectorFromSet(engine.SelectorLabels(Component, db.Name)).String()
+	db.Status.PrimaryEndpoint = PrimaryEndpoint(db)
+	var ready, replicas, updated int32
+	observed := false
+	if sts != nil {
+		ready, replicas, updated = sts.Status.ReadyReplicas, sts.Status.Replicas, sts.Status.UpdatedReplicas
+		observed = sts.Status.ObservedGeneration >= sts.Generation
+	}
+	db.Status.ReadyReplicas, db.Status.Replicas = ready, replicas
+	complete := observed && ready == want && replicas == want && updated == want
+
+	switch {
+	case !secretReady:
+		db.Status.Phase = v1beta1.DatabasePending
+		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonSecretNotFound,
+			"Waiting for the credentials Secret; the SecretReady condition says which.")
+	case complete:
+		db.Status.Phase = v1beta1.DatabaseRunning
+		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionTrue, ReasonAllReplicasReady,
+			fmt.Sprintf("%d of %d database pods ready; the primary is %s.", ready, want, PrimaryPodName(db)))
+	case ready == 0:
+		db.Status.Phase = v1beta1.DatabasePending
+		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonReplicasNotReady,
+			fmt.Sprintf("No database pod ready yet (0 of %d).", want))
+	default:
+		db.Status.Phase = v1beta1.DatabaseNotReady
+		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonReplicasNotReady,
+			fmt.Sprintf("%d of %d database pods ready.", ready, want))
+	}
+	if complete {
+		engine.SetCondition(db, engine.ConditionProgressing, metav1.ConditionFalse, ReasonRolloutComplete, "All pods run the current spec.")
+	} else {
+		engine.SetCondition(db, engine.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut,
+			fmt.Sprintf("%d of %d pods updated, %d ready.", updated, want, ready))
+	}
+}

@@ -1,0 +1,90 @@
+package rollout
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// deployment is a Deployment at generation gen whose controller has observed generation
+// observed and reports the given counts.
+func deployment(gen, observed int64, replicas, updated, available int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Generation: gen},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: observed, Replicas: replicas, UpdatedReplicas: updated,
+			AvailableReplicas: available, UnavailableReplicas: replicas - available, Conditions: conds},
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	stuck := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}
+	tests := map[string]struct {
+		want              int32
+		d                 *appsv1.Deployment
+		phase             Phase
+		ready             metav1.ConditionStatus
+		readyReason       string
+		progressing       metav1.ConditionStatus
+		progressingReason string
+		messageHas        string // in the Ready or Progressing message
+	}{
+		"not yet observed": {
+			want: 2, d: deployment(1, 0, 0, 0, 0), phase: Pending,
+			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressingReason: ReasonDeploymentPending, messageHas: "observe the latest spec",
+		},
+		"no pods available": {
+			want: 2, d: deployment(1, 1, 2, 2, 0), phase: Pending,
+			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressingReason: ReasonRollingOut, messageHas: "No replica available yet (0 of 2)",
+		},
+		"partly available": {
+			want: 2, d: deployment(1, 1, 2, 2, 1), phase: NotReady,
+			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressingReason: ReasonRollingOut, messageHas: "1 of 2 replicas available",
+		},
+		"complete": {
+			want: 2, d: deployment(1, 1, 2, 2, 2), phase: Running,
+			ready: metav1.ConditionTrue, readyReason: ReasonAllReplicasAvailable,
+			progressing: metav1.ConditionFalse, progressingReason: ReasonRolloutComplete, messageHas: "Rollout complete: 2 of 2",
+		},
+		"old replica set still around": {
+			want: 2, d: deployment(2, 2, 3, 2, 2), phase: NotReady,
+			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressingReason: ReasonRollingOut,
+		},
+		"scaled up, Deployment not caught up": {
+			want: 3, d: deployment(2, 1, 2, 2, 2), phase: NotReady,
+			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressingReason: ReasonDeploymentPending,
+		},
+		"deadline exceeded": {
+			want: 2, d: deployment(1, 1, 2, 1, 1, stuck), phase: NotReady,
+			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
+			progressing: metav1.ConditionFalse, progressingReason: ReasonProgressDeadlineExceed, messageHas: "kubectl describe pods",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := Evaluate(Observe(tt.want, tt.d))
+			if r.Phase != tt.phase {
+				t.Errorf("phase = %s, want %s", r.Phase, tt.phase)
+			}
+			if r.Ready.Status != tt.ready || r.Ready.Reason != tt.readyReason {
+				t.Errorf("Ready = %+v, want %s/%s", r.Ready, tt.ready, tt.readyReason)
+			}
+			if r.Progressing.Status != tt.progressing || r.Progressing.Reason != tt.progressingReason {
+				t.Errorf("Progressing = %+v, want %s/%s", r.Progressing, tt.progressing, tt.progressingReason)
+			}
+			if r.Ready.Message == "" || r.Progressing.Message == "" {
+				t.Errorf("empty message: Ready %q Progressing %q", r.Ready.Message, r.Progressing.Message)
+			}
+			if tt.messageHas != "" && !strings.Contains(r.Ready.Message+" "+r.Progressing.Message, tt.messageHas) {
+				t.Errorf("messages %q / %q do not say %q", r.Ready.Message, r.Progressing.Message, tt.messageHas)
+			}
+		})
+	}
+}
