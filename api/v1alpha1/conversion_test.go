@@ -106,4 +106,3 @@ func FuzzSpokeRoundTrip(f *testing.F) {
 		}
 	})
 }
-
