@@ -44,6 +44,7 @@ func main() {
 	flag.StringVar(&webhookOpts.Cert.DNSName, "webhook-dns-name", "mooring-webhook-service.mooring-system.svc", "DNS name in the serving certificate: the webhook Service's name, or localhost when the operator runs beside the API server.")
 	flag.StringVar(&webhookOpts.Cert.Secret.Namespace, "webhook-secret-namespace", envOr("POD_NAMESPACE", "mooring-system"), "Namespace of the Secret that keeps the webhook CA and certificate.")
 	flag.StringVar(&webhookOpts.Cert.Secret.Name, "webhook-secret-name", "mooring-webhook-server-cert", "Name of the Secret that keeps the webhook CA and certificate.")
+	flag.BoolVar(&webhookOpts.Cert.WriteFiles, "webhook-cert-write", false, "Write the certificate from its Secret into --webhook-cert-dir (for running outside a cluster, where no volume mounts the Secret).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse() // --kubeconfig is registered by controller-runtime's config package.

@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -61,14 +60,7 @@ func SetupWebhooks(mgr ctrl.Manager, o WebhookOptions) (healthz.Checker, error) 
 		}
 		// The webhook server is added to the manager when first asked for, and reads its
 		// certificate when it starts: so register only once the rotator wrote it.
-		if err := mgr.Add(runnableFunc(func(ctx context.Context) error {
-			select {
-			case <-ready:
-				return register()
-			case <-ctx.Done():
-				return nil
-			}
-		})); err != nil {
+		if err := webhook.RunWhenReady(mgr, ready, register); err != nil {
 			return nil, err
 		}
 	default:
@@ -81,11 +73,3 @@ func SetupWebhooks(mgr ctrl.Manager, o WebhookOptions) (healthz.Checker, error) 
 		return mgr.GetWebhookServer().StartedChecker()(req)
 	}, nil
 }
-
-// runnableFunc runs a function with the manager, on every replica (not only the leader).
-type runnableFunc func(context.Context) error
-
-func (f runnableFunc) Start(ctx context.Context) error { return f(ctx) }
-
-// NeedLeaderElection is false: every replica serves webhooks.
-func (runnableFunc) NeedLeaderElection() bool { return false }

@@ -29,6 +29,9 @@ type CertOptions struct {
 	// DNSName is the name the API server dials: the webhook Service's DNS name in a
 	// cluster, "localhost" when the operator runs on the API server's host.
 	DNSName string
+	// WriteFiles writes the certificate from the Secret into CertDir, for an operator
+	// outside a cluster, where no volume mounts the Secret there.
+	WriteFiles bool
 }
 
 // AddCertRotation makes the manager generate its own CA and serving certificate, keep them
@@ -57,6 +60,11 @@ func AddCertRotation(mgr ctrl.Manager, o CertOptions) (<-chan struct{}, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("add certificate rotation: %w", err)
+	}
+	if o.WriteFiles {
+		if err := SyncSecretToDir(mgr, o.Secret, o.CertDir); err != nil {
+			return nil, err
+		}
 	}
 	return ready, nil
 }

@@ -1,0 +1,238 @@
+package devenv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mooringhq/mooring/internal/webhook"
+)
+
+// scheme knows the built-in kinds and CustomResourceDefinitions.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	return s
+}()
+
+// FieldOwner is the field manager of what devenv installs.
+const FieldOwner = "mooring-dev"
+
+// Namespace holds the webhook certificate Secret, as mooring-system does in production.
+const Namespace = "mooring-system"
+
+// SecretName is the Secret that keeps the webhook CA and serving certificate (the
+// operator's --webhook-secret-name default).
+const SecretName = "mooring-webhook-server-cert"
+
+// Install applies the CRDs of <root>/config/crd/bases and the webhook configurations of
+// <root>/config/webhook, rewritten to call https://localhost:<webhookPort>, and waits
+// until the CRDs are established. It is idempotent.
+func Install(ctx context.Context, cfg *rest.Config, root string, webhookPort int) error {
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	base := "https://localhost:" + strconv.Itoa(webhookPort)
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": Namespace}}}
+	if err := apply(ctx, c, ns); err != nil {
+		return err
+	}
+	// The certificate rotator fills this Secret but does not create it; created only when
+	// missing, so the certificates of an earlier run survive.
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: SecretName, Namespace: Namespace}}
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create Secret %s/%s: %w", Namespace, SecretName, err)
+	}
+
+	crds, err := readDocs(filepath.Join(root, "config", "crd", "bases"))
+	if err != nil {
+		return err
+	}
+	for _, crd := range crds {
+		if crd.GetName() == webhook.ConversionCRDName {
+			// The served versions differ in shape: the API server converts through us.
+			conversion := map[string]any{
+				"strategy": "Webhook",
+				"webhook": map[string]any{
+					"conversionReviewVersions": []any{"v1"},
+					"clientConfig":             map[string]any{"url": base + "/convert"},
+				},
+			}
+			if err := unstructured.SetNestedField(crd.Object, conversion, "spec", "conversion"); err != nil {
+				return err
+			}
+		}
+		if err := apply(ctx, c, crd); err != nil {
+			return err
+		}
+	}
+
+	hooks, err := readDocs(filepath.Join(root, "config", "webhook"))
+	if err != nil {
+		return err
+	}
+	for _, h := range hooks {
+		if err := pointAtHost(h, base); err != nil {
+			return err
+		}
+		if err := apply(ctx, c, h); err != nil {
+			return err
+		}
+	}
+	return waitEstablished(ctx, c, crds)
+}
+
+// pointAtHost renames a generated webhook configuration as config/default does and swaps
+// its Service clientConfig for a URL on this host.
+func pointAtHost(u *unstructured.Unstructured, base string) error {
+	switch u.GetKind() {
+	case "MutatingWebhookConfiguration":
+		u.SetName(webhook.MutatingConfigName)
+	case "ValidatingWebhookConfiguration":
+		u.SetName(webhook.ValidatingConfigName)
+	default:
+		return fmt.Errorf("unexpected %s in config/webhook", u.GetKind())
+	}
+	hooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
+	if err != nil {
+		return err
+	}
+	for i := range hooks {
+		h := hooks[i].(map[string]any)
+		path, _, _ := unstructured.NestedString(h, "clientConfig", "service", "path")
+		h["clientConfig"] = map[string]any{"url": base + path}
+	}
+	return unstructured.SetNestedSlice(u.Object, hooks, "webhooks")
+}
+
+func apply(ctx context.Context, c client.Client, u *unstructured.Unstructured) error {
+	u.SetManagedFields(nil)
+	u.SetResourceVersion("")
+	err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if err != nil {
+		return fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return nil
+}
+
+// readDocs reads every YAML document of the .yaml files in dir (kustomization files aside).
+func readDocs(dir string) ([]*unstructured.Unstructured, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			obj := map[string]any{}
+			if err := dec.Decode(&obj); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return nil, fmt.Errorf("read %s: %w", f, err)
+			}
+			if len(obj) > 0 {
+				out = append(out, &unstructured.Unstructured{Object: obj})
+			}
+		}
+	}
+	return out, nil
+}
+
+func waitEstablished(ctx context.Context, c client.Client, crds []*unstructured.Unstructured) error {
+	for _, u := range crds {
+		err := pollUntil(ctx, func() (bool, error) {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := c.Get(ctx, client.ObjectKey{Name: u.GetName()}, crd); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			for _, cond := range crd.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s not established: %w", u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// OperatorArgs are the flags that make the operator serve the webhooks Install points at:
+// on 127.0.0.1:<port>, with a certificate for "localhost" kept in <stateDir>/webhook-certs
+// and in a Secret in mooring-system, whose CA the operator injects.
+func OperatorArgs(stateDir string, webhookPort int) []string {
+	return []string{
+		"--webhook-host", "127.0.0.1",
+		"--webhook-port", strconv.Itoa(webhookPort),
+		"--webhook-cert-dir", filepath.Join(stateDir, "webhook-certs"),
+		"--webhook-dns-name", "localhost",
+		"--webhook-secret-namespace", Namespace,
+		"--webhook-cert-write",
+	}
+}
+
+// WebhooksReady reports whether the API server can call the webhooks: the CA has been
+// injected into every webhook configuration and into the conversion settings.
+func WebhooksReady(ctx context.Context, cfg *rest.Config) error {
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	mut := &admissionv1.MutatingWebhookConfiguration{}
+	if err := c.Get(ctx, client.ObjectKey{Name: webhook.MutatingConfigName}, mut); err != nil {
+		return err
+	}
+	for _, h := range mut.Webhooks {
+		if len(h.ClientConfig.CABundle) == 0 {
+			return fmt.Errorf("no CA bundle in %s yet", mut.Name)
+		}
+	}
+	val := &admissionv1.ValidatingWebhookConfiguration{}
+	if err := c.Get(ctx, client.ObjectKey{Name: webhook.ValidatingConfigName}, val); err != nil {
+		return err
+	}
+	for _, h := range val.Webhooks {
+		if len(h.ClientConfig.CABundle) == 0 {
+			return fmt.Errorf("no CA bundle in %s yet", val.Name)
+		}
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(ctx, client.ObjectKey{Name: webhook.ConversionCRDName}, crd); err != nil {
+		return err
+	}
+	if cv := crd.Spec.Conversion; cv == nil || cv.Webhook == nil || cv.Webhook.ClientConfig == nil || len(cv.Webhook.ClientConfig.CABundle) == 0 {
+		return fmt.Errorf("no CA bundle in the conversion settings of %s yet", crd.Name)
+	}
+	return nil
+}

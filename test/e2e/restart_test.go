@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/testutil"
+)
+
+const fleetSize = 50
+
+// The operator is killed (SIGKILL, no graceful shutdown) while 50 Apps converge; a new
+// operator finishes the job with exactly one set of children per App. Then an operator
+// restarted over the converged fleet makes no write at all.
+func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
+	ns := namespace(t, "fleet")
+	var manifest strings.Builder
+	for i := range fleetSize {
+		fmt.Fprintf(&manifest, "---\napiVersion: mooring.dev/v1\nkind: App\nmetadata:\n  name: app-%02d\n  annotations:\n    mooring.dev/paused: \"true\"\nspec:\n  image: nginx:1.27\n  replicas: 1\n  port: 80\n  config: \"n=%d\"\n", i, i)
+	}
+	// The fleet is created paused; an operator that reconciles one App at a time is
+	// started, the fleet resumed, and the operator killed as soon as the first
+	// Deployments appear.
+	apply(t, ns, manifest.String())
+	if err := stopOperator(); err != nil {
+		t.Fatal(err)
+	}
+	watcher, err := kubernetes.NewForConfigOrDie(suite.cfg).AppsV1().Deployments(ns).Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+	if err := startOperator(context.Background(), "--max-concurrent-reconciles=1"); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "annotate", "apps", "--all", "-n", ns, "mooring.dev/paused-")
+	seen := 0
+	deadline := time.After(time.Minute)
+	for seen < 3 {
+		select {
+		case <-watcher.ResultChan():
+			seen++
+		case <-deadline:
+			t.Fatalf("saw %d Deployments in a minute, want 3", seen)
+		}
+	}
+	if err := syscall.Kill(suite.operator.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = stopOperator() // reaps the killed process
+	done := count(t, ns, &appsv1.DeploymentList{})
+	if done >= fleetSize {
+		t.Fatalf("the operator finished all %d Deployments before it was killed; the test proves nothing", done)
+	}
+	t.Logf("killed the operator (SIGKILL) with %d of %d Deployments created", done, fleetSize)
+	if err := startOperator(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	testutil.Eventually(t, 3*time.Minute, "all Apps Running", func() error {
+		apps := &mooringv1.AppList{}
+		if err := suite.client.List(context.Background(), apps, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		running := 0
+		for _, a := range apps.Items {
+			if a.Status.Phase == mooringv1.AppRunning && a.Status.ObservedGeneration == a.Generation {
+				running++
+			}
+		}
+		if running != fleetSize {
+			return fmt.Errorf("%d of %d Running", running, fleetSize)
+		}
+		return nil
+	})
+	t.Logf("fleet converged %s after the restart", time.Since(start).Round(100*time.Millisecond))
+	assertOneSetOfChildren(t, ns)
+
+	// Restart over the converged fleet: reads only.
+	if err := stopOperator(); err != nil {
+		t.Fatal(err)
+	}
+	if err := startOperator(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, time.Minute, "the restarted operator to reconcile every App", func() error {
+		m, err := scrape()
+		if err != nil {
+			return err
+		}
+		if n := m[`controller_runtime_reconcile_total{controller="app",result="success"}`]; n < fleetSize {
+			return fmt.Errorf("%v successful App reconciles", n)
+		}
+		return nil
+	})
+	m, err := scrape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if writes := writesOf(m); len(writes) > 0 {
+		t.Fatalf("restart over converged Apps wrote to the API server: %v", writes)
+	}
+	t.Logf("restart over %d converged Apps: %v successful reconciles, 0 writes", fleetSize,
+		m[`controller_runtime_reconcile_total{controller="app",result="success"}`])
+}
+
+func count(t *testing.T, ns string, list client.ObjectList) int {
+	t.Helper()
+	if err := suite.client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	items, _ := metaItems(list)
+	return len(items)
+}
+
+// assertOneSetOfChildren checks every App has exactly its Deployment, Service and
+// ConfigMap, each controlled by it, and that nothing Mooring made belongs to no App.
+func assertOneSetOfChildren(t *testing.T, ns string) {
+	t.Helper()
+	apps := &mooringv1.AppList{}
+	if err := suite.client.List(context.Background(), apps, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	uids := map[string]string{}
+	for _, a := range apps.Items {
+		uids[string(a.UID)] = a.Name
+	}
+	managed := client.MatchingLabels{"app.kubernetes.io/managed-by": "mooring"}
+	for _, list := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}} {
+		if err := suite.client.List(context.Background(), list, client.InNamespace(ns), managed); err != nil {
+			t.Fatal(err)
+		}
+		items, _ := metaItems(list)
+		perApp := map[string]int{}
+		for _, o := range items {
+			owner := metav1.GetControllerOf(o)
+			if owner == nil || uids[string(owner.UID)] == "" {
+				t.Errorf("%T %s is orphaned (controller %v)", o, o.GetName(), owner)
+				continue
+			}
+			perApp[uids[string(owner.UID)]]++
+		}
+		for _, a := range apps.Items {
+			if perApp[a.Name] != 1 {
+				t.Errorf("App %s has %d children in %T, want 1", a.Name, perApp[a.Name], list)
+			}
+		}
+	}
+	// One ReplicaSet per Deployment: no rollout was started twice.
+	rs := &appsv1.ReplicaSetList{}
+	if err := suite.client.List(context.Background(), rs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Items) != fleetSize {
+		t.Errorf("%d ReplicaSets for %d Deployments", len(rs.Items), fleetSize)
+	}
+}
+
+// scrape reads the operator's Prometheus metrics as "name{labels}" → value.
+func scrape() (map[string]float64, error) {
+	resp, err := http.Get("http://" + suite.operator.MetricsAddr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		out[line[:i]] = v
+	}
+	return out, sc.Err()
+}
+
+// certResources are what the operator's certificate management may touch at start
+// (it checks and, when needed, re-injects its CA): not reconciliation writes.
+var certResources = []string{"secrets", "mutatingwebhookconfigurations", "validatingwebhookconfigurations", "customresourcedefinitions"}
+
+// writesOf lists the write requests in a scrape of mooring_api_requests_total.
+func writesOf(m map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		if !strings.HasPrefix(k, "mooring_api_requests_total{") || v == 0 {
+			continue
+		}
+		if strings.Contains(k, `method="GET"`) || strings.Contains(k, `method="WATCH"`) {
+			continue
+		}
+		cert := false
+		for _, r := range certResources {
+			cert = cert || strings.Contains(k, `resource="`+r+`"`)
+		}
+		if !cert {
+			out[k] = v
+		}
+	}
+	return out
+}
