@@ -150,21 +150,31 @@ func readDocs(dir string) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, err
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			obj := map[string]any{}
-			if err := dec.Decode(&obj); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return nil, fmt.Errorf("read %s: %w", f, err)
-			}
-			if len(obj) > 0 {
-				out = append(out, &unstructured.Unstructured{Object: obj})
-			}
+		docs, err := readDocsFrom(string(data))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f, err)
 		}
+		out = append(out, docs...)
 	}
 	return out, nil
+}
+
+// readDocsFrom decodes every YAML document of a multi-document text.
+func readDocsFrom(text string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(text)), 4096)
+	for {
+		obj := map[string]any{}
+		if err := dec.Decode(&obj); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if len(obj) > 0 {
+			out = append(out, &unstructured.Unstructured{Object: obj})
+		}
+	}
 }
 
 func waitEstablished(ctx context.Context, c client.Client, crds []*unstructured.Unstructured) error {

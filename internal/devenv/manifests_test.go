@@ -1,0 +1,51 @@
+package devenv
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mooringhq/mooring/internal/testutil"
+	"github.com/mooringhq/mooring/internal/webhook"
+)
+
+// The production manifests (kubectl apply -k config/default) render, and name the webhook
+// configurations and the conversion CRD the way the operator's CA injection expects.
+func TestProductionManifestsRender(t *testing.T) {
+	root := testutil.RepoRoot()
+	out, err := exec.Command(filepath.Join(root, "bin", "k8s", "kubectl"), "kustomize", filepath.Join(root, "config", "default")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl kustomize config/default: %v\n%s", err, out)
+	}
+	docs, err := readDocsFrom(string(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, d := range docs {
+		names[d.GetKind()+"/"+d.GetName()] = true
+		if d.GetKind() == "ClusterRole" || d.GetKind() == "Role" {
+			rules, _ := json.Marshal(d.Object["rules"])
+			if strings.Contains(string(rules), `"*"`) {
+				t.Errorf("%s %s grants a wildcard: %s", d.GetKind(), d.GetName(), rules)
+			}
+		}
+	}
+	for _, want := range []string{
+		"MutatingWebhookConfiguration/" + webhook.MutatingConfigName,
+		"ValidatingWebhookConfiguration/" + webhook.ValidatingConfigName,
+		"CustomResourceDefinition/" + webhook.ConversionCRDName,
+		"Secret/" + SecretName,
+		"Service/mooring-webhook-service",
+		"Deployment/mooring-controller-manager",
+	} {
+		if !names[want] {
+			t.Errorf("config/default renders no %s", want)
+		}
+	}
+	if !strings.Contains(string(out), "path: /convert") {
+		t.Error("the DatabaseCluster CRD has no conversion webhook in config/default")
+	}
+}
