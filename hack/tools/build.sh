@@ -7,9 +7,10 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-key=$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-12)
+key=$(cat "$here/go.mod" "$here/go.sum" "$here/build.sh" | sha256sum | cut -c1-12)
 cache=${MOORING_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mooring/tools}/$key
 out=$root/bin/k8s
+k8s_version=$(cd "$here" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 mkdir -p "$cache" "$out"
 
 # Two builds at once (make test in two shells) would race on the same outputs; the
@@ -41,7 +42,13 @@ for entry in "${tools[@]}"; do
   if [ ! -x "$cache/$name" ]; then
     start=$(date +%s)
     echo "tools: building $name ($pkg) into $cache (first time on this machine; all tools take ~13 min on 2 cores)"
-    (cd "$here" && go build -trimpath -ldflags='-s -w' -o "$cache/$name.tmp.$$" "$pkg")
+    ldflags='-s -w'
+    case "$pkg" in
+      # Stamp the Kubernetes version, which a build outside the kubernetes repository lacks
+      # (kubectl version would fail against the v0.0.0-master default).
+      k8s.io/kubernetes/*) ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$k8s_version" | cut -d. -f2)" ;;
+    esac
+    (cd "$here" && go build -trimpath -ldflags="$ldflags" -o "$cache/$name.tmp.$$" "$pkg")
     mv "$cache/$name.tmp.$$" "$cache/$name"
     echo "tools: built $name in $(( $(date +%s) - start ))s"
   fi

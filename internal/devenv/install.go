@@ -92,6 +92,9 @@ func Install(ctx context.Context, cfg *rest.Config, root string, webhookPort int
 		return err
 	}
 	for _, h := range hooks {
+		if k := h.GetKind(); k != "MutatingWebhookConfiguration" && k != "ValidatingWebhookConfiguration" {
+			continue // the Service and Secret there are for in-cluster deployments
+		}
 		if err := pointAtHost(h, base); err != nil {
 			return err
 		}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/mooringhq/mooring/internal/devenv"
+	"github.com/mooringhq/mooring/internal/localcluster"
+)
+
+// run starts everything, stays until a signal or a crash, then stops everything in
+// reverse order.
+func run(parent context.Context, cfg config) (err error) {
+	kubeconfig, external := externalKubeconfig(cfg.state)
+	if err := preflight(cfg, external); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.state, "logs"), 0o755); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.state, markerFile), []byte("state directory of mooring-dev\n"), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", markerFile, err)
+	}
+	if id, ok := running(cfg.state); ok && id.pid != os.Getpid() {
+		return fmt.Errorf("already running (pid %d) with state %s; stop it with: mooring-dev down", id.pid, cfg.state)
+	}
+	me := selfID()
+	if err := writePid(cfg.state, me); err != nil {
+		return err
+	}
+	_ = os.Remove(filepath.Join(cfg.state, readyFile))
+	defer removeOwn(cfg.state, me)
+
+	ctx, stopSignals := signal.NotifyContext(parent, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stopSignals()
+	out := os.Stdout
+
+	// Stop in reverse start order however run ends.
+	var stops []func()
+	defer func() {
+		if len(stops) > 0 {
+			fmt.Fprintln(out, "mooring-dev: stopping")
+		}
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+		if len(stops) > 0 {
+			fmt.Fprintln(out, "mooring-dev: stopped")
+		}
+	}()
+	// interrupted replaces errors caused by a signal during start-up.
+	interrupted := func(err error) error {
+		if ctx.Err() != nil {
+			return errors.New("interrupted")
+		}
+		return err
+	}
+
+	var clusterExited <-chan error
+	var restConfig *rest.Config
+	if external {
+		fmt.Fprintf(out, "mooring-dev: using the cluster of KUBECONFIG=%s (MOORING_CLUSTER=local for a local one)\n",
+			os.Getenv("KUBECONFIG"))
+		if restConfig, err = externalConfig(); err != nil {
+			return err
+		}
+	} else {
+		c, err := localcluster.Start(ctx, localcluster.Options{
+			BinDir: cfg.binDir, StateDir: cfg.state, Nodes: cfg.nodes, Out: out,
+		})
+		if err != nil {
+			return interrupted(err)
+		}
+		stops = append(stops, func() {
+			if err := c.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "mooring-dev: stop cluster: %v\n", err)
+			}
+		})
+		kubeconfig = c.KubeconfigPath
+		restConfig = c.Config
+		clusterExited = c.Exited()
+	}
+
+	// The operator serves its webhooks on this host; the configurations installed
+	// here call https://localhost:<port>, a port of its own per run.
+	webhookPort, err := localcluster.FreePort()
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	installCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	err = devenv.Install(installCtx, restConfig, cfg.root, webhookPort)
+	cancel()
+	if err != nil {
+		return interrupted(fmt.Errorf("install CRDs and webhook configurations: %w", err))
+	}
+	fmt.Fprintf(out, "mooring-dev: CRDs established, webhooks point at https://localhost:%d (%s)\n", webhookPort, since(t0))
+
+	var echo io.Writer
+	if !cfg.detached {
+		echo = out
+	}
+	opLog := filepath.Join(cfg.state, "logs", "mooring.log")
+	t0 = time.Now()
+	op, err := localcluster.StartOperator(ctx, localcluster.OperatorOptions{
+		Binary: cfg.operator, Kubeconfig: kubeconfig, LogPath: opLog, Echo: echo,
+		Args: devenv.OperatorArgs(cfg.state, webhookPort),
+	})
+	if err != nil {
+		return interrupted(err)
+	}
+	stops = append(stops, func() {
+		if err := op.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "mooring-dev: stop operator: %v\n", err)
+		}
+	})
+	// Samples go through the webhooks, which work once the operator has injected its
+	// CA into their configurations.
+	if err := waitWebhooks(ctx, restConfig, op); err != nil {
+		return interrupted(err)
+	}
+	fmt.Fprintf(out, "mooring-dev: operator ready, webhooks served (%s), pid %d, log %s\n", since(t0), op.Pid(), opLog)
+
+	k := kubectl{
+		path:       filepath.Join(cfg.binDir, "kubectl"),
+		kubeconfig: kubeconfig,
+		cacheDir:   filepath.Join(cfg.state, "kubectl-cache"),
+		stdout:     out,
+		stderr:     os.Stderr,
+	}
+	samples := manifestArgs(cfg.samples)
+	if err := k.run(ctx, append([]string{"apply", "--server-side", "--field-manager=mooring-dev"}, samples...)...); err != nil {
+		return interrupted(err)
+	}
+	if err := k.run(ctx, append([]string{"get"}, samples...)...); err != nil {
+		return interrupted(err)
+	}
+	printHints(out, cfg, external)
+	if err := writeReady(cfg.state, readyInfo{Pid: me.pid, Readyz: op.ReadyzURL(), Kubeconfig: kubeconfig}); err != nil {
+		return err
+	}
+
+	select {
+	case <-ctx.Done():
+		// A second Ctrl-C now kills mooring-dev at once; the children follow through
+		// their parent-death signal.
+		stopSignals()
+		fmt.Fprintln(out, "mooring-dev: signal received (again to kill)")
+		return nil
+	case err := <-op.Exited():
+		return fmt.Errorf("operator stopped unexpectedly: %w", err)
+	case err := <-clusterExited:
+		return fmt.Errorf("local cluster failed: %w", err)
+	}
+}
+
+// externalKubeconfig decides which cluster to use. A set KUBECONFIG wins unless
+// MOORING_CLUSTER=local, or it is the kubeconfig of this state dir: printHints tells
+// users to export that one, and it must not turn the next run into an "external" run
+// against a cluster that is down. The path is empty when KUBECONFIG lists several
+// files; the operator and kubectl then read the variable themselves.
+func externalKubeconfig(state string) (string, bool) {
+	env := os.Getenv("KUBECONFIG")
+	if env == "" || os.Getenv("MOORING_CLUSTER") == "local" {
+		return "", false
+	}
+	own, _ := filepath.Abs(filepath.Join(state, "kubeconfig"))
+	paths := filepath.SplitList(env)
+	for _, p := range paths {
+		if abs, _ := filepath.Abs(p); abs == own {
+			return "", false
+		}
+	}
+	if len(paths) == 1 {
+		return paths[0], true
+	}
+	return "", true
+}
+
+// preflight checks the inputs before anything starts, with messages that say how to
+// produce what is missing.
+func preflight(cfg config, external bool) error {
+	var problems []string
+	if _, err := os.Stat(filepath.Join(cfg.binDir, "kubectl")); err != nil {
+		problems = append(problems, fmt.Sprintf("%s/kubectl not found: build the tools with hack/tools/build.sh", cfg.binDir))
+	}
+	if !external {
+		if missing := localcluster.MissingBinaries(cfg.binDir); len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("%s not found in %s: build the tools with hack/tools/build.sh",
+				strings.Join(missing, ", "), cfg.binDir))
+		}
+	}
+	if st, err := os.Stat(cfg.operator); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		problems = append(problems, fmt.Sprintf("operator binary %s not found or not executable: build it first (go build -o %s ./cmd/mooring)",
+			cfg.operator, cfg.operator))
+	}
+	if crds := filepath.Join(cfg.root, "config", "crd", "bases"); !hasManifests(crds) {
+		problems = append(problems, fmt.Sprintf("no CRD manifests in %s: generate them first (make manifests)", crds))
+	}
+	if !hasManifests(cfg.samples) {
+		problems = append(problems, fmt.Sprintf("no sample manifests in %s", cfg.samples))
+	}
+	if len(problems) > 0 {
+		return errors.New("cannot start:\n  - " + strings.Join(problems, "\n  - "))
+	}
+	return nil
+}
+
+// printHints tells the user how to reach the cluster.
+func printHints(out io.Writer, cfg config, external bool) {
+	kubectlPath := filepath.Join(cfg.binDir, "kubectl")
+	fmt.Fprintln(out, "mooring-dev: ready. Use kubectl against it:")
+	if !external {
+		fmt.Fprintf(out, "  export KUBECONFIG=%s\n", shellPath(filepath.Join(cfg.state, "kubeconfig")))
+	}
+	fmt.Fprintf(out, "  %s get apps\n", kubectlPath)
+	if cfg.detached {
+		fmt.Fprintln(out, "mooring-dev: running in the background; stop it with: mooring-dev down")
+	} else {
+		fmt.Fprintln(out, "mooring-dev: Ctrl-C stops the operator and the cluster")
+	}
+}
+
+// shellPath spells a path for copying into a shell: relative paths are anchored at
+// $PWD so the export works from any directory afterwards.
+func shellPath(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return "$PWD/" + filepath.ToSlash(filepath.Clean(p))
+}
+
+// waitWebhooks polls until the operator has injected its CA into the webhook
+// configurations, failing early if the operator exits.
+func waitWebhooks(ctx context.Context, cfg *rest.Config, op *localcluster.Operator) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	ticker := time.NewTicker(250 * time.Millisecond)
+	defer ticker.Stop()
+	for {
+		err := devenv.WebhooksReady(ctx, cfg)
+		if err == nil {
+			return nil
+		}
+		select {
+		case exitErr := <-op.Exited():
+			return fmt.Errorf("operator stopped before its webhooks were ready: %w", exitErr)
+		case <-ctx.Done():
+			return fmt.Errorf("webhooks not ready after 2m (last: %v); operator log %s", err, op.LogPath)
+		case <-ticker.C:
+		}
+	}
+}
+
+// externalConfig loads the client configuration the way kubectl does, so a KUBECONFIG
+// listing several files works too.
+func externalConfig() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load KUBECONFIG: %w", err)
+	}
+	return cfg, nil
+}
+
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }

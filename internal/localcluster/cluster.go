@@ -1,0 +1,245 @@
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Readiness timeouts are generous because the machines this runs on may be busy
+// compiling; a healthy component is ready in a few seconds.
+const (
+	componentTimeout = 2 * time.Minute
+	// stopGrace is how long a component may take to shut down after SIGTERM.
+	stopGrace = 20 * time.Second
+)
+
+// Cluster is a running local control plane started by Start.
+type Cluster struct {
+	// KubeconfigPath is the admin kubeconfig, <StateDir>/kubeconfig.
+	KubeconfigPath string
+	// Config is the admin client configuration (group system:masters).
+	Config *rest.Config
+	// StateDir is the absolute state directory.
+	StateDir string
+
+	out    io.Writer
+	layout layout
+	procs  []*process // in start order
+	exited chan error
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+// in that order, waiting for each to be ready, creates the simulated nodes and the
+// default StorageClass, and returns once the nodes are Ready and default/default
+// ServiceAccount exists, so pods can be created at once.
+//
+// ctx bounds only the start: cancelling it later does not stop the cluster; Stop does.
+// On error everything already started is stopped again.
+func Start(ctx context.Context, o Options) (*Cluster, error) {
+	o, err := o.complete()
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	c := &Cluster{
+		KubeconfigPath: filepath.Join(o.StateDir, "kubeconfig"),
+		StateDir:       o.StateDir,
+		out:            o.Out,
+		layout:         newLayout(o.StateDir),
+		exited:         make(chan error, len(requiredBinaries)),
+	}
+	fmt.Fprintf(o.Out, "localcluster: starting in %s (logs in %s)\n", o.StateDir, c.layout.logs)
+	if err := c.start(ctx, o); err != nil {
+		_ = c.Stop()
+		return nil, fmt.Errorf("localcluster: %w", err)
+	}
+	fmt.Fprintf(o.Out, "localcluster: cluster ready in %s, kubeconfig %s\n", since(began), c.KubeconfigPath)
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context, o Options) error {
+	l := &c.layout
+	for _, dir := range []string{l.state, l.logs, l.kubeconfigs, l.kwok} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	ca, err := loadOrCreatePKI(l.pki)
+	if err != nil {
+		return err
+	}
+	if _, err := ca.leaf(certSpec{name: "serving", cn: kubeAPIServer, server: true}); err != nil {
+		return err
+	}
+	admin, err := ca.leaf(certSpec{name: "admin", cn: "mooring-admin", orgs: []string{"system:masters"}})
+	if err != nil {
+		return err
+	}
+	saKey, err := loadOrCreateSAKey(l.pki)
+	if err != nil {
+		return err
+	}
+	ports, err := freePorts(5)
+	if err != nil {
+		return err
+	}
+	l.etcdClient, l.etcdPeer, l.apiserver, l.controllerManager, l.scheduler = ports[0], ports[1], ports[2], ports[3], ports[4]
+
+	// Each component gets its own identity: the controller-manager and the scheduler
+	// the users the default RBAC policy grants their permissions to, kwok admin
+	// rights because it writes node and pod status on behalf of kubelets.
+	users := map[string]certSpec{
+		controllerManager: {cn: "system:kube-controller-manager"},
+		scheduler:         {cn: "system:kube-scheduler"},
+		kwokController:    {cn: "kwok", orgs: []string{"system:masters"}},
+	}
+	for component, spec := range users {
+		spec.name = component
+		kp, err := ca.leaf(spec)
+		if err != nil {
+			return err
+		}
+		if err := writeKubeconfig(l.componentKubeconfig(component), l.serverURL(), ca.caPEM, kp); err != nil {
+			return err
+		}
+	}
+	if err := writeKubeconfig(c.KubeconfigPath, l.serverURL(), ca.caPEM, admin); err != nil {
+		return err
+	}
+	c.Config = restConfig(l.serverURL(), ca.caPEM, admin)
+	if err := writeKwokConfig(o.BinDir, l.kwokConfig()); err != nil {
+		return err
+	}
+	probe, err := tlsClient(ca.caPEM, admin)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+
+	if _, err := c.launch(ctx, o, etcd, etcdArgs(*l), nil, "", httpOK(http.DefaultClient, l.etcdURL()+"/health")); err != nil {
+		return err
+	}
+	apiserver, err := c.launch(ctx, o, kubeAPIServer, apiserverArgs(*l, saKey), nil, "", httpOK(probe, l.serverURL()+"/readyz"))
+	if err != nil {
+		return err
+	}
+	// Nodes and the StorageClass exist before the controllers start, so they act on
+	// them from their first sync.
+	if err := ensureStorageClass(ctx, cs); err != nil {
+		return apiserver.failure(err)
+	}
+	if err := ensureNodes(ctx, cs, o.Nodes); err != nil {
+		return apiserver.failure(err)
+	}
+	kcm, err := c.launch(ctx, o, controllerManager, controllerManagerArgs(*l, saKey), nil, "",
+		httpOK(probe, "https://127.0.0.1:"+strconv.Itoa(l.controllerManager)+"/healthz"))
+	if err != nil {
+		return err
+	}
+	if _, err := c.launch(ctx, o, scheduler, schedulerArgs(*l), nil, "",
+		httpOK(probe, "https://127.0.0.1:"+strconv.Itoa(l.scheduler)+"/healthz")); err != nil {
+		return err
+	}
+	if err := releaseNodeLeases(ctx, cs); err != nil {
+		return apiserver.failure(err)
+	}
+	// Lease times come from the same clock; the second covers their rounding.
+	kwokStart := time.Now().Add(-time.Second)
+	if _, err := c.launch(ctx, o, kwokController, kwokArgs(*l), kwokEnv(*l),
+		fmt.Sprintf(", %d nodes Ready", o.Nodes), nodesReady(cs, o.Nodes, kwokStart)); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := waitFor(ctx, kcm, "ServiceAccount default/default", componentTimeout, defaultServiceAccount(cs)); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "localcluster: default ServiceAccount ready (%s)\n", since(t0))
+	return nil
+}
+
+// launch starts a component, watches it for unexpected exits and waits until ready
+// holds, then prints a progress line with the time it took.
+func (c *Cluster) launch(ctx context.Context, o Options, name string, args, env []string, note string, ready check) (*process, error) {
+	t0 := time.Now()
+	p, err := startProcess(processSpec{
+		name:    name,
+		path:    filepath.Join(o.BinDir, name),
+		args:    args,
+		env:     env,
+		logPath: c.layout.logFile(name),
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.procs = append(c.procs, p)
+	go func() {
+		<-p.done
+		if !p.stopping.Load() {
+			c.exited <- p.exitError()
+		}
+	}()
+	if err := waitFor(ctx, p, name, componentTimeout, ready); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Out, "localcluster: %s ready%s (%s)\n", name, note, since(t0))
+	return p, nil
+}
+
+// Exited delivers an error for each component that exits without Stop being called,
+// naming it and carrying its log tail. A cluster with a dead component is unusable;
+// callers typically stop it and report the error.
+func (c *Cluster) Exited() <-chan error { return c.exited }
+
+// Stop stops the components in reverse start order: SIGTERM, then SIGKILL after a
+// grace period. It waits for every process to exit, so their ports are free when it
+// returns. It is safe to call more than once.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() {
+		if len(c.procs) == 0 {
+			return
+		}
+		t0 := time.Now()
+		// Mark all first: a component that exits because another one is gone is
+		// part of the shutdown, not a failure to report on Exited.
+		for _, p := range c.procs {
+			p.stopping.Store(true)
+		}
+		var errs []error
+		for i := len(c.procs) - 1; i >= 0; i-- {
+			p := c.procs[i]
+			killed, err := p.stop(stopGrace)
+			if err != nil {
+				errs = append(errs, err)
+			} else if killed {
+				fmt.Fprintf(c.out, "localcluster: %s ignored SIGTERM for %s, killed\n", p.name, stopGrace)
+			}
+		}
+		c.stopErr = errors.Join(errs...)
+		if c.stopErr == nil {
+			fmt.Fprintf(c.out, "localcluster: stopped (%s)\n", since(t0))
+		}
+	})
+	return c.stopErr
+}
+
+// since formats the time since t for progress lines, e.g. "1.2s".
+func since(t time.Time) string {
+	return time.Since(t).Round(100 * time.Millisecond).String()
+}

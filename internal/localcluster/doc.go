@@ -1,0 +1,14 @@
+// Package localcluster starts and stops a real Kubernetes control plane on 127.0.0.1
+// without containers, for development (mooring-dev) and end-to-end tests.
+//
+// A cluster is etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok,
+// which simulates the nodes and the kubelet's pod lifecycle. Deployments roll out, Jobs
+// complete, the garbage collector deletes owned objects and PVCs bind (through the
+// controller-manager's dev-only hostPath provisioner), but no container ever runs: the
+// cluster exercises the API side of an operator, not the software in its images.
+//
+// The binaries come from Options.BinDir (bin/k8s, built by hack/tools/build.sh). Every
+// start picks free ports, so several clusters can run side by side; the etcd data,
+// certificates and service-account keys in Options.StateDir are reused, so the cluster's
+// state survives a restart until the state directory is deleted.
+package localcluster
