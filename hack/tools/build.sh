@@ -7,7 +7,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-key=$(cat "$here/go.mod" "$here/go.sum" "$here/build.sh" | sha256sum | cut -c1-12)
+# Bump recipe when a change to this script changes what the binaries are (flags, ldflags).
+recipe=2
+key=$( (cat "$here/go.mod" "$here/go.sum"; echo "recipe=$recipe") | sha256sum | cut -c1-12)
 cache=${MOORING_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mooring/tools}/$key
 out=$root/bin/k8s
 k8s_version=$(cd "$here" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
@@ -41,7 +43,7 @@ for entry in "${tools[@]}"; do
   fi
   if [ ! -x "$cache/$name" ]; then
     start=$(date +%s)
-    echo "tools: building $name ($pkg) into $cache (first time on this machine; all tools take ~13 min on 2 cores)"
+    echo "tools: building $name ($pkg) into $cache (not cached yet; a cold build of all tools takes ~13 min on 2 cores)"
     ldflags='-s -w'
     case "$pkg" in
       # Stamp the Kubernetes version, which a build outside the kubernetes repository lacks
