@@ -134,6 +134,28 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object) error {
 	return nil
 }
 
+// ApplyAll applies children in order (see Apply); on return each holds its live object.
+func (s *Scope[T]) ApplyAll(ctx context.Context, children []client.Object) error {
+	for _, c := range children {
+		if err := s.Apply(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// First returns the first object of type C among objs, or the zero C (nil) when none is:
+// after ApplyAll, the live child a status is derived from.
+func First[C client.Object](objs []client.Object) C {
+	for _, o := range objs {
+		if c, ok := o.(C); ok {
+			return c
+		}
+	}
+	var zero C
+	return zero
+}
+
 // prepare sets what every child has: namespace, labels, owner reference, type meta.
 func (s *Scope[T]) prepare(obj client.Object, gvk schema.GroupVersionKind) {
 	obj.GetObjectKind().SetGroupVersionKind(gvk)

@@ -37,16 +37,11 @@ func (Handler) Validate(*mooringv1.CacheInstance) error { return nil }
 
 // Sync applies the CacheInstance's children and derives its status from the Deployment.
 func (Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.CacheInstance]) (ctrl.Result, error) {
-	var deployment *appsv1.Deployment
-	for _, child := range Children(s.Object) {
-		if err := s.Apply(ctx, child); err != nil {
-			return ctrl.Result{}, err
-		}
-		if d, ok := child.(*appsv1.Deployment); ok {
-			deployment = d
-		}
+	children := Children(s.Object)
+	if err := s.ApplyAll(ctx, children); err != nil {
+		return ctrl.Result{}, err
 	}
-	deriveStatus(s.Object, deployment)
+	deriveStatus(s.Object, engine.First[*appsv1.Deployment](children))
 	return ctrl.Result{}, nil
 }
 
