@@ -20,6 +20,7 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/apimetrics"
 	"github.com/mooringhq/mooring/internal/controller/app"
+	backupcontroller "github.com/mooringhq/mooring/internal/controller/backup"
 	cachecontroller "github.com/mooringhq/mooring/internal/controller/cache"
 	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
@@ -44,7 +45,8 @@ type Options struct {
 func ownedTypes() []client.Object {
 	var out []client.Object
 	seen := map[reflect.Type]bool{}
-	for _, owned := range [][]client.Object{app.Owned, cachecontroller.Owned, database.Owned, database.Cached} {
+	for _, owned := range [][]client.Object{app.Owned, cachecontroller.Owned, database.Owned, database.Cached,
+		backupcontroller.Owned, backupcontroller.Cached} {
 		for _, o := range owned {
 			if t := reflect.TypeOf(o); !seen[t] {
 				seen[t] = true
@@ -89,6 +91,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	if err := database.SetupWithManager(context.Background(), mgr, o.MaxConcurrentReconciles); err != nil {
 		return fmt.Errorf("set up DatabaseCluster controller: %w", err)
+	}
+	if err := backupcontroller.SetupWithManager(context.Background(), mgr, o.MaxConcurrentReconciles); err != nil {
+		return fmt.Errorf("set up Backup controller: %w", err)
 	}
 	return nil
 }

@@ -16,6 +16,11 @@ func Setup(mgr ctrl.Manager) error {
 		Complete(); err != nil {
 		return err
 	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &mooringv1.Backup{}).
+		WithValidator(BackupValidator{}).
+		Complete(); err != nil {
+		return err
+	}
 	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.DatabaseCluster{}).
 		WithDefaulter(DatabaseClusterDefaulter{}).
 		WithValidator(DatabaseClusterValidator{}).

@@ -1,0 +1,339 @@
+package backup
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/controller/database"
+	"github.com/mooringhq/mooring/internal/dump"
+	"github.com/mooringhq/mooring/internal/engine"
+)
+
+// +kubebuilder:rbac:groups=mooring.dev,resources=backups,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=mooring.dev,resources=backups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=mooring.dev,resources=backups/finalizers,verbs=update
+// +kubebuilder:rbac:groups=mooring.dev,resources=databaseclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// DatabaseRefField indexes Backups by spec.databaseRef.name, so a DatabaseCluster that
+// changes finds the Backups waiting for it without a list of every Backup.
+const DatabaseRefField = "spec.databaseRef.name"
+
+// Handler plugs the Backup kind into the engine.
+type Handler struct {
+	// APIReader reads past the cache, which holds only Mooring's labelled objects: to tell
+	// a volume the cache has not seen yet from one somebody else made.
+	APIReader client.Reader
+}
+
+// Owned lists the kinds the engine applies and prunes for a Backup: the CronJob. Jobs are
+// created once each and left to their own history rules; the volume is never pruned.
+var Owned = []client.Object{&batchv1.CronJob{}}
+
+// Cached lists further kinds Mooring reads from the cache by its labels: the dump Jobs
+// (those of the CronJob carry the Backup's labels from the job template; final snapshot
+// Jobs of DatabaseClusters are here too) and the volumes.
+var Cached = []client.Object{&batchv1.Job{}, &corev1.PersistentVolumeClaim{}}
+
+// NewObject returns an empty Backup.
+func (Handler) NewObject() *mooringv1.Backup { return &mooringv1.Backup{} }
+
+// Validate has nothing left to check: the schema and the webhook reject invalid specs.
+func (Handler) Validate(*mooringv1.Backup) error { return nil }
+
+// Sync waits for a Running database, then makes sure of the volume, the CronJob and the
+// on-demand Job, and derives status from the Jobs.
+func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (ctrl.Result, error) {
+	b := s.Object
+	jobs, err := dumpJobs(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	o := observed{jobs: jobs}
+	db, err := runningDatabase(ctx, s, &o)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if db == nil {
+		// Nothing can be dumped yet. A CronJob that exists is kept as it is (its Jobs and
+		// history go with it); the DatabaseCluster watch brings the Backup back.
+		s.KeepChildren()
+		live := &batchv1.CronJob{}
+		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(b), live); err == nil {
+			o.cronJob = live
+		} else if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("get CronJob %s: %w", b.Name, err)
+		}
+		derive(s, o)
+		return ctrl.Result{}, nil
+	}
+
+	if err := h.ensureStorage(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	target := database.DumpTarget(db)
+	cronJob := CronJob(b, target)
+	if err := s.Apply(ctx, cronJob); err != nil {
+		return ctrl.Result{}, err
+	}
+	o.cronJob = cronJob
+	if err := backupNow(ctx, s, target, jobs); err != nil {
+		return ctrl.Result{}, err
+	}
+	derive(s, o)
+	return ctrl.Result{}, nil
+}
+
+// derive sets status and reports a backup that failed since the last reconcile with one
+// Warning event: a failed Job is worth a notice, and a later resync must not repeat it.
+func derive(s *engine.Scope[*mooringv1.Backup], o observed) {
+	b := s.Object
+	failedBefore := b.Status.LastFailedTime
+	deriveStatus(b, o)
+	if f := b.Status.LastFailedTime; f != nil && !f.Equal(failedBefore) {
+		if c := meta.FindStatusCondition(b.Status.Conditions, ConditionLastBackupSucceeded); c != nil && c.Status == metav1.ConditionFalse {
+			s.Event(corev1.EventTypeWarning, ReasonBackupFailed, "Backup", c.Message)
+		}
+	}
+}
+
+// runningDatabase returns the Backup's DatabaseCluster when it is Running; otherwise nil,
+// with the reason in o, a Warning event when the reason is new, and no error.
+func runningDatabase(ctx context.Context, s *engine.Scope[*mooringv1.Backup], o *observed) (*v1beta1.DatabaseCluster, error) {
+	b := s.Object
+	db := &v1beta1.DatabaseCluster{}
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.DatabaseRef.Name}, db)
+	switch {
+	case apierrors.IsNotFound(err):
+		o.waitReason = ReasonDatabaseNotFound
+		o.waitMessage = fmt.Sprintf("DatabaseCluster %s does not exist in namespace %s; backups start once it is Running.",
+			b.Spec.DatabaseRef.Name, b.Namespace)
+	case err != nil:
+		return nil, fmt.Errorf("get DatabaseCluster %s: %w", b.Spec.DatabaseRef.Name, err)
+	case db.DeletionTimestamp != nil || db.Status.Phase != v1beta1.DatabaseRunning:
+		phase := string(db.Status.Phase)
+		if db.DeletionTimestamp != nil {
+			phase = string(v1beta1.DatabaseDeleting)
+		}
+		if phase == "" {
+			phase = "not yet reconciled"
+		}
+		o.waitReason = ReasonDatabaseNotRunning
+		o.waitMessage = fmt.Sprintf("DatabaseCluster %s is %s, not Running; backups start once it is Running.", db.Name, phase)
+	default:
+		return db, nil
+	}
+	// The reason, not the message, decides: a phase that moves from Pending to NotReady is
+	// one wait, reported once.
+	if !engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, o.waitReason) {
+		s.Event(corev1.EventTypeWarning, o.waitReason, "Reconcile", o.waitMessage)
+	}
+	return nil, nil
+}
+
+// ensureStorage creates the volume for the dumps when Mooring owns it and it is missing,
+// and grows it when spec.storage.size grows.
+func (h Handler) ensureStorage(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) error {
+	b := s.Object
+	want := StorageClaim(b)
+	if want == nil {
+		return nil // spec.storage.existingClaim: the user's volume
+	}
+	live := &corev1.PersistentVolumeClaim{}
+	err := s.Client.Get(ctx, client.ObjectKeyFromObject(want), live)
+	if apierrors.IsNotFound(err) {
+		// Not through Apply: the volume must not be owned by the Backup, or deleting the
+		// Backup would take the dumps with it whatever the cleanup policy says.
+		if err := s.Client.Create(ctx, want); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return h.checkStorageOwner(ctx, want)
+			}
+			return fmt.Errorf("create PVC %s: %w", want.Name, err)
+		}
+		s.Event(corev1.EventTypeNormal, engine.EventCreated, "Create", fmt.Sprintf(
+			"PersistentVolumeClaim %s created for the dumps; it is kept when the Backup is deleted unless cleanupPolicy is Delete.", want.Name))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get PVC %s: %w", want.Name, err)
+	}
+	if !isStorageOf(live, b) {
+		return fmt.Errorf("PVC %s belongs to %s %s, not to this Backup; set spec.storage.existingClaim",
+			live.Name, live.Labels[engine.ComponentLabel], live.Labels[engine.InstanceLabel])
+	}
+	size := StorageSize(b)
+	if have := live.Spec.Resources.Requests[corev1.ResourceStorage]; size.Cmp(have) > 0 {
+		patch := client.MergeFrom(live.DeepCopy())
+		live.Spec.Resources.Requests[corev1.ResourceStorage] = size
+		if err := s.Client.Patch(ctx, live, patch); err != nil {
+			return fmt.Errorf("grow PVC %s to %s (the storage class must allow volume expansion): %w", live.Name, size.String(), err)
+		}
+		s.Event(corev1.EventTypeNormal, engine.EventUpdated, "Resize", fmt.Sprintf("PVC %s grown from %s to %s.", live.Name, have.String(), size.String()))
+	}
+	return nil
+}
+
+// checkStorageOwner is for a volume that exists but is not in the cache: fine when the
+// cache has simply not seen Mooring's own volume yet, an error when somebody else made it.
+func (h Handler) checkStorageOwner(ctx context.Context, want *corev1.PersistentVolumeClaim) error {
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"))
+	if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(want), live); err != nil {
+		return fmt.Errorf("get PVC %s: %w", want.Name, err)
+	}
+	if live.Labels[engine.InstanceLabel] == want.Labels[engine.InstanceLabel] && live.Labels[engine.ComponentLabel] == Component {
+		return nil
+	}
+	return fmt.Errorf("PVC %s exists but was not created by Mooring for this Backup; "+
+		"name it in spec.storage.existingClaim to use it, or delete it", want.Name)
+}
+
+// isStorageOf reports whether a volume is the one Mooring created for b.
+func isStorageOf(pvc *corev1.PersistentVolumeClaim, b *mooringv1.Backup) bool {
+	return pvc.Labels[engine.InstanceLabel] == b.Name && pvc.Labels[engine.ComponentLabel] == Component
+}
+
+// backupNow starts the Job for the current backup-now value, when there is one and it has
+// no Job yet, and trims older finished on-demand Jobs to ManualJobsHistory.
+func backupNow(ctx context.Context, s *engine.Scope[*mooringv1.Backup], db dump.Database, jobs []batchv1.Job) error {
+	b := s.Object
+	value := b.Annotations[mooringv1.BackupNowAnnotation]
+	current := ""
+	if value != "" {
+		current = ManualJobName(b, value)
+		exists := false
+		for _, j := range jobs {
+			exists = exists || j.Name == current
+		}
+		if !exists {
+			// Apply reads past the cache before creating, so a Job the cache has not seen
+			// yet is found, not created twice.
+			if err := s.Apply(ctx, ManualJob(b, db, value)); err != nil {
+				return err
+			}
+		}
+	}
+	var finished []batchv1.Job
+	for _, j := range jobs {
+		if j.Labels[JobTypeLabel] == JobManual && j.Name != current && jobFinished(&j) {
+			finished = append(finished, j)
+		}
+	}
+	// Newest first; names break ties so that every reconcile picks the same Jobs.
+	sort.Slice(finished, func(i, k int) bool {
+		ti, tk := finished[i].CreationTimestamp, finished[k].CreationTimestamp
+		if !ti.Equal(&tk) {
+			return tk.Before(&ti)
+		}
+		return finished[i].Name > finished[k].Name
+	})
+	for i := ManualJobsHistory; i < len(finished); i++ {
+		if err := s.Delete(ctx, &finished[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dumpJobs lists the Backup's scheduled and on-demand Jobs from the cache.
+func dumpJobs(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) ([]batchv1.Job, error) {
+	list := &batchv1.JobList{}
+	if err := s.Client.List(ctx, list, client.InNamespace(s.Object.Namespace),
+		client.MatchingLabels(engine.Labels(Component, s.Object.Name))); err != nil {
+		return nil, fmt.Errorf("list Jobs: %w", err)
+	}
+	var out []batchv1.Job
+	for _, j := range list.Items {
+		if t := j.Labels[JobTypeLabel]; t == JobScheduled || t == JobManual {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+// jobFinished reports whether a Job has completed or failed.
+func jobFinished(j *batchv1.Job) bool {
+	finished, _ := jobOutcome(j)
+	return finished
+}
+
+// jobOutcome reads a Job's terminal condition.
+func jobOutcome(j *batchv1.Job) (finished, failed bool) {
+	for _, c := range j.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
+			return true, c.Type == batchv1.JobFailed
+		}
+	}
+	return false, false
+}
+
+// SetupWithManager registers the Backup controller with its database index and watches:
+// DatabaseClusters (through the index) and every Job of a Backup, including those the
+// CronJob owns, mapped back by their labels.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &mooringv1.Backup{}, DatabaseRefField, func(o client.Object) []string {
+		return []string{o.(*mooringv1.Backup).Spec.DatabaseRef.Name}
+	}); err != nil {
+		return err
+	}
+	c := mgr.GetClient()
+	backupsOfDatabase := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := &mooringv1.BackupList{}
+		if err := c.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{DatabaseRefField: o.GetName()}); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for _, b := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
+		}
+		return reqs
+	})
+	backupOfJob := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		l := o.GetLabels()
+		if l[engine.ComponentLabel] != Component || l[engine.InstanceLabel] == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: l[engine.InstanceLabel]}}}
+	})
+	return engine.SetupWithManager[*mooringv1.Backup](mgr, Handler{APIReader: mgr.GetAPIReader()}, engine.Options{
+		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
+	}, func(b *builder.Builder) {
+		b.Watches(&v1beta1.DatabaseCluster{}, backupsOfDatabase, builder.WithPredicates(databaseChanged)).
+			Watches(&batchv1.Job{}, backupOfJob).
+			Watches(&corev1.PersistentVolumeClaim{}, backupOfJob)
+	})
+}
+
+// databaseChanged passes the DatabaseCluster updates a Backup depends on: its phase, what
+// the dump Job is built from, and the start of its deletion. Replica counts and conditions
+// change often and matter not.
+var databaseChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*v1beta1.DatabaseCluster)
+		cur, okNew := e.ObjectNew.(*v1beta1.DatabaseCluster)
+		if !okOld || !okNew {
+			return true
+		}
+		return old.Status.Phase != cur.Status.Phase || old.Spec.Version != cur.Spec.Version ||
+			old.Spec.SecretName != cur.Spec.SecretName || (old.DeletionTimestamp == nil) != (cur.DeletionTimestamp == nil)
+	},
+}

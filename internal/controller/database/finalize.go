@@ -1,0 +1,253 @@
+package database
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/dump"
+	"github.com/mooringhq/mooring/internal/engine"
+)
+
+// The final snapshot runs a Job and may create a PVC for it; it writes into the volume of a
+// Backup that targets the cluster, which it finds by listing Backups.
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=create
+// +kubebuilder:rbac:groups=mooring.dev,resources=backups,verbs=get;list;watch
+
+const (
+	// FinalSnapshotFinalizer keeps a cluster with deletionPolicy Snapshot until its final
+	// snapshot Job has succeeded.
+	FinalSnapshotFinalizer = "mooring.dev/final-snapshot"
+	// SkipFinalSnapshotAnnotation set to "true" lets a cluster whose final snapshot cannot
+	// be taken be deleted without one.
+	SkipFinalSnapshotAnnotation = "mooring.dev/skip-final-snapshot"
+	// ConditionFinalSnapshot reports the final snapshot while the cluster is being deleted.
+	ConditionFinalSnapshot = "FinalSnapshot"
+
+	ReasonSnapshotInProgress = "SnapshotInProgress"
+	ReasonSnapshotFailed     = "SnapshotFailed"
+	ReasonSnapshotTaken      = "SnapshotTaken"
+	ReasonSnapshotSkipped    = "SnapshotSkipped"
+
+	// snapshotComponent labels the snapshot's pods and own PVC: not "database", so that
+	// neither the cluster's Services nor its data volume list pick them up.
+	snapshotComponent = "final-snapshot"
+	// SnapshotPrefix starts a final snapshot's file name; retention never prunes it.
+	SnapshotPrefix = "final-snapshot-"
+	// defaultDatabase is what pg_dump dumps: the Bitnami image's default database, the
+	// one the application user is given.
+	defaultDatabase = "postgres"
+)
+
+// DumpTarget is how a dump Job reaches the cluster: its primary Service, its credentials
+// Secret, and a client image of the same version.
+func DumpTarget(db *v1beta1.DatabaseCluster) dump.Database {
+	name := ""
+	if db.Spec.Engine == v1beta1.PostgreSQL {
+		name = defaultDatabase
+	}
+	return dump.Database{
+		Engine: db.Spec.Engine, Version: db.Spec.Version,
+		Host: fmt.Sprintf("%s.%s.svc", db.Name, db.Namespace), Port: Port(db), Name: name,
+		SecretName: db.Spec.SecretName, UsernameKey: UsernameKey, PasswordKey: PasswordKey,
+	}
+}
+
+// FinalSnapshotJobName is the Job that takes the final snapshot.
+func FinalSnapshotJobName(db *v1beta1.DatabaseCluster) string {
+	return dump.JobName(db.Name, "final-snapshot")
+}
+
+// FinalSnapshotClaimName is the PVC Mooring creates for the final snapshot when no Backup
+// targets the cluster. It has no owner: it outlives the cluster.
+func FinalSnapshotClaimName(db *v1beta1.DatabaseCluster) string { return db.Name + "-final-snapshot" }
+
+// FinalSnapshotClaim is that PVC, as large as one data volume (a compressed dump is smaller).
+func FinalSnapshotClaim(db *v1beta1.DatabaseCluster) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: FinalSnapshotClaimName(db), Namespace: db.Namespace,
+			Labels: engine.Labels(snapshotComponent, db.Name)},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: db.Spec.Storage.StorageClassName,
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: StorageSize(db)},
+			},
+		},
+	}
+}
+
+// FinalSnapshotJob dumps the cluster once into vol, as final-snapshot-<name>-<timestamp>.sql.gz.
+func FinalSnapshotJob(db *v1beta1.DatabaseCluster, vol dump.Volume) *batchv1.Job {
+	template := dump.PodTemplate(dump.Dump{
+		Database: DumpTarget(db), Volume: vol, Prefix: SnapshotPrefix + db.Name + "-",
+		Labels: engine.Labels(snapshotComponent, db.Name),
+	})
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: FinalSnapshotJobName(db)},
+		Spec:       dump.JobSpec(template),
+	}
+}
+
+// SnapshotVolume chooses where the final snapshot goes: the volume of the first (by name)
+// Backup of the cluster that keeps its dumps (cleanupPolicy Retain) and is not being
+// deleted; otherwise Mooring's own PVC, claim nil when it must still be created. A Backup
+// whose own volume was never created (it never ran) is passed over.
+func SnapshotVolume(db *v1beta1.DatabaseCluster, backups []mooringv1.Backup, existingClaims map[string]bool) (dump.Volume, *corev1.PersistentVolumeClaim) {
+	sort.Slice(backups, func(i, j int) bool { return backups[i].Name < backups[j].Name })
+	for i := range backups {
+		b := &backups[i]
+		if b.Spec.DatabaseRef.Name != db.Name || b.DeletionTimestamp != nil || b.Spec.CleanupPolicy == mooringv1.CleanupDelete {
+			continue
+		}
+		if b.Spec.Storage.ExistingClaim == "" && !existingClaims[b.ClaimName()] {
+			continue
+		}
+		return dump.Volume{ClaimName: b.ClaimName(), Path: b.DumpPath()}, nil
+	}
+	vol := dump.Volume{ClaimName: FinalSnapshotClaimName(db), Path: "/"}
+	if existingClaims[vol.ClaimName] {
+		return vol, nil
+	}
+	return vol, FinalSnapshotClaim(db)
+}
+
+// Finalizer is the final-snapshot finalizer under deletionPolicy Snapshot. Retain keeps the
+// data volumes and Delete removes them through the StatefulSet's retention policy: neither
+// needs Mooring at deletion.
+func (Handler) Finalizer(db *v1beta1.DatabaseCluster) string {
+	if db.Spec.DeletionPolicy == v1beta1.DeletionSnapshot {
+		return FinalSnapshotFinalizer
+	}
+	return ""
+}
+
+// Finalize takes the final snapshot: it starts the Job, and lets the cluster go only once
+// the Job has succeeded or the skip annotation says to go without one. Every wait is
+// reported in status and events.
+func (Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, ctrl.Result, error) {
+	db := s.Object
+	db.Status.Phase = v1beta1.DatabaseDeleting
+	if db.Spec.DeletionPolicy != v1beta1.DeletionSnapshot {
+		return true, ctrl.Result{}, nil // the policy was changed after deletion began
+	}
+	if db.Annotations[SkipFinalSnapshotAnnotation] == "true" {
+		s.Event(corev1.EventTypeWarning, ReasonSnapshotSkipped, "Finalize",
+			"Deleted without a final snapshot, as the "+SkipFinalSnapshotAnnotation+" annotation asks.")
+		return true, ctrl.Result{}, nil
+	}
+	job := &batchv1.Job{}
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: FinalSnapshotJobName(db)}, job)
+	if apierrors.IsNotFound(err) {
+		return false, ctrl.Result{}, startFinalSnapshot(ctx, s)
+	}
+	if err != nil {
+		return false, ctrl.Result{}, fmt.Errorf("get Job %s: %w", FinalSnapshotJobName(db), err)
+	}
+	where := describeVolume(job)
+	switch finished, failed, msg := jobOutcome(job); {
+	case finished && !failed:
+		s.Event(corev1.EventTypeNormal, ReasonSnapshotTaken, "Finalize",
+			fmt.Sprintf("Final snapshot written by Job %s to %s; deleting the cluster.", job.Name, where))
+		return true, ctrl.Result{}, nil
+	case failed:
+		text := fmt.Sprintf("Final snapshot Job %s failed (%s). The cluster is kept until a snapshot succeeds: "+
+			"fix the cause and delete the Job to try again, or annotate %s=true to delete without a snapshot.",
+			job.Name, msg, SkipFinalSnapshotAnnotation)
+		if !engine.HasCondition(db, ConditionFinalSnapshot, metav1.ConditionFalse, ReasonSnapshotFailed) {
+			s.Event(corev1.EventTypeWarning, ReasonSnapshotFailed, "Finalize", text)
+		}
+		setDeleting(db, metav1.ConditionFalse, ReasonSnapshotFailed, text)
+	default:
+		setDeleting(db, metav1.ConditionUnknown, ReasonSnapshotInProgress, fmt.Sprintf(
+			"Waiting for final snapshot Job %s to write to %s before the cluster is deleted.", job.Name, where))
+	}
+	// The Job watch brings the cluster back when the Job finishes.
+	return false, ctrl.Result{}, nil
+}
+
+// startFinalSnapshot creates the snapshot's volume when needed and its Job.
+func startFinalSnapshot(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) error {
+	db := s.Object
+	backups := &mooringv1.BackupList{}
+	if err := s.Client.List(ctx, backups, client.InNamespace(db.Namespace)); err != nil {
+		return fmt.Errorf("list Backups: %w", err)
+	}
+	claims := &corev1.PersistentVolumeClaimList{}
+	if err := s.Client.List(ctx, claims, client.InNamespace(db.Namespace)); err != nil {
+		return fmt.Errorf("list PVCs: %w", err)
+	}
+	existing := map[string]bool{}
+	for _, c := range claims.Items {
+		existing[c.Name] = true
+	}
+	vol, claim := SnapshotVolume(db, backups.Items, existing)
+	if claim != nil {
+		// Created directly, without an owner reference: the snapshot must outlive the cluster.
+		if err := s.Client.Create(ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create PVC %s for the final snapshot: %w", claim.Name, err)
+		}
+		s.Event(corev1.EventTypeNormal, engine.EventCreated, "Finalize",
+			fmt.Sprintf("Created PVC %s for the final snapshot; it is kept after the cluster is deleted.", claim.Name))
+	}
+	job := FinalSnapshotJob(db, vol)
+	if err := s.Apply(ctx, job); err != nil {
+		return err
+	}
+	text := fmt.Sprintf("Taking a final snapshot with Job %s into %s; the cluster is deleted when it succeeds.", job.Name, describeVolume(job))
+	s.Event(corev1.EventTypeNormal, engine.EventFinalizing, "Finalize", text)
+	setDeleting(db, metav1.ConditionUnknown, ReasonSnapshotInProgress, text)
+	return nil
+}
+
+// setDeleting reports what deletion waits for, in FinalSnapshot and in Ready.
+func setDeleting(db *v1beta1.DatabaseCluster, status metav1.ConditionStatus, reason, msg string) {
+	engine.SetCondition(db, ConditionFinalSnapshot, status, reason, msg)
+	engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, engine.ReasonDeleting, msg)
+}
+
+// describeVolume says where a dump Job writes: "PVC x, directory /d".
+func describeVolume(job *batchv1.Job) string {
+	spec := job.Spec.Template.Spec
+	claim, dir := "", ""
+	for _, v := range spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			claim = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	if len(spec.Containers) > 0 {
+		for _, e := range spec.Containers[0].Env {
+			if e.Name == "BACKUP_DIR" {
+				dir = e.Value
+			}
+		}
+	}
+	return fmt.Sprintf("PVC %s (directory %s in the pod)", claim, dir)
+}
+
+// jobOutcome reads a Job's terminal condition: whether it finished, whether it failed, and
+// the failure's reason and message.
+func jobOutcome(job *batchv1.Job) (finished, failed bool, msg string) {
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return true, false, ""
+		case batchv1.JobFailed:
+			return true, true, fmt.Sprintf("%s: %s", c.Reason, c.Message)
+		}
+	}
+	return false, false, ""
+}

@@ -1,0 +1,244 @@
+package database_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/controller/database"
+	"github.com/mooringhq/mooring/internal/testutil"
+)
+
+// markRunning plays the StatefulSet controller so the cluster reaches Running.
+func markRunning(t *testing.T, db *v1beta1.DatabaseCluster) {
+	t.Helper()
+	key := client.ObjectKeyFromObject(db)
+	sts := &appsv1.StatefulSet{}
+	testutil.WaitFor(t, env.Client, key, sts, "StatefulSet", func(*appsv1.StatefulSet) error { return nil })
+	n := *sts.Spec.Replicas
+	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: n, ReadyReplicas: n, UpdatedReplicas: n, AvailableReplicas: n}
+	if err := env.Client.Status().Update(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "Running", func(d *v1beta1.DatabaseCluster) error {
+		if d.Status.Phase != v1beta1.DatabaseRunning {
+			return fmt.Errorf("phase %s", d.Status.Phase)
+		}
+		return nil
+	})
+}
+
+// finishSnapshot plays the Job controller: the Job succeeds or fails, with the conditions
+// and times the API server's validation asks for.
+func finishSnapshot(t *testing.T, key types.NamespacedName, succeed bool) {
+	t.Helper()
+	testutil.Eventually(t, testutil.DefaultTimeout, "Job "+key.Name+" marked finished", func() error {
+		j := &batchv1.Job{}
+		if err := env.Client.Get(ctx, key, j); err != nil {
+			return err
+		}
+		now := metav1.Now()
+		j.Status.StartTime = &now
+		if succeed {
+			j.Status.Succeeded, j.Status.CompletionTime = 1, &now
+			j.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			}
+		} else {
+			j.Status.Failed = 3
+			j.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
+				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
+			}
+		}
+		return env.Client.Status().Update(ctx, j)
+	})
+}
+
+func waitClusterEvent(t *testing.T, ns, eventType, reason, regarding string) {
+	t.Helper()
+	testutil.Eventually(t, testutil.DefaultTimeout, fmt.Sprintf("a %s event %s about %s", eventType, reason, regarding), func() error {
+		events := &eventsv1.EventList{}
+		if err := env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range events.Items {
+			if e.Type == eventType && e.Reason == reason && e.Regarding.Name == regarding {
+				return nil
+			}
+			seen = append(seen, e.Type+"/"+e.Reason)
+		}
+		return fmt.Errorf("events %v", seen)
+	})
+}
+
+func jobEnv(j *batchv1.Job, name string) string {
+	for _, e := range j.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// Deleting a cluster with deletionPolicy Snapshot runs a final dump into the volume of a
+// Backup of the cluster, and lets the cluster go only once that Job has succeeded.
+func TestFinalSnapshotIntoBackupVolume(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "orders", v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) {
+		d.Spec.ReplicaCount = 1
+		d.Spec.DeletionPolicy = v1beta1.DeletionSnapshot
+	})
+	key := client.ObjectKeyFromObject(db)
+	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "final-snapshot finalizer", func(d *v1beta1.DatabaseCluster) error {
+		if !slicesContains(d.Finalizers, database.FinalSnapshotFinalizer) {
+			return fmt.Errorf("finalizers %v", d.Finalizers)
+		}
+		return nil
+	})
+	markRunning(t, db)
+	b := &mooringv1.Backup{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: ns},
+		Spec: mooringv1.BackupSpec{DatabaseRef: mooringv1.DatabaseReference{Name: "orders"}, Schedule: "@daily",
+			BackupPath: "/orders"},
+	}
+	if err := env.Client.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, env.Client, types.NamespacedName{Namespace: ns, Name: "nightly-storage"}, &corev1.PersistentVolumeClaim{},
+		"the Backup's volume", func(*corev1.PersistentVolumeClaim) error { return nil })
+
+	if err := env.Client.Delete(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	jobKey := types.NamespacedName{Namespace: ns, Name: "orders-final-snapshot"}
+	job := &batchv1.Job{}
+	testutil.WaitFor(t, env.Client, jobKey, job, "final snapshot Job", func(j *batchv1.Job) error {
+		if !metav1.IsControlledBy(j, db) {
+			return fmt.Errorf("owners %v", j.OwnerReferences)
+		}
+		return nil
+	})
+	if claim := job.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName; claim != "nightly-storage" ||
+		jobEnv(job, "BACKUP_DIR") != "/backup-volume/orders" || jobEnv(job, "DUMP_PREFIX") != "final-snapshot-orders-" || jobEnv(job, "KEEP_LAST") != "0" {
+		t.Errorf("snapshot into claim %s dir %s prefix %s keep %s, want the Backup's volume and path",
+			claim, jobEnv(job, "BACKUP_DIR"), jobEnv(job, "DUMP_PREFIX"), jobEnv(job, "KEEP_LAST"))
+	}
+	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "phase Deleting, FinalSnapshot in progress", func(d *v1beta1.DatabaseCluster) error {
+		c := condition(d, database.ConditionFinalSnapshot)
+		if d.Status.Phase != v1beta1.DatabaseDeleting || c == nil || c.Reason != database.ReasonSnapshotInProgress || !strings.Contains(c.Message, jobKey.Name) {
+			return fmt.Errorf("phase %s FinalSnapshot %+v", d.Status.Phase, c)
+		}
+		return nil
+	})
+	waitClusterEvent(t, ns, corev1.EventTypeNormal, "Finalizing", "orders")
+
+	finishSnapshot(t, jobKey, true)
+	testutil.WaitGone(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the cluster deleted after its final snapshot")
+}
+
+// A failed snapshot keeps the cluster, with a Warning event and a condition; the skip
+// annotation lets it go. Without a Backup, the snapshot goes to a PVC of its own.
+func TestFinalSnapshotFailureAndSkip(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "legacy", v1beta1.MySQL, func(d *v1beta1.DatabaseCluster) {
+		d.Spec.ReplicaCount = 1
+		d.Spec.DeletionPolicy = v1beta1.DeletionSnapshot
+	})
+	key := client.ObjectKeyFromObject(db)
+	markRunning(t, db)
+	if err := env.Client.Delete(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	jobKey := types.NamespacedName{Namespace: ns, Name: "legacy-final-snapshot"}
+	job := &batchv1.Job{}
+	testutil.WaitFor(t, env.Client, jobKey, job, "final snapshot Job", func(*batchv1.Job) error { return nil })
+	if claim := job.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName; claim != "legacy-final-snapshot" ||
+		job.Spec.Template.Spec.Containers[0].Image != "docker.io/library/mysql:8.4" {
+		t.Errorf("snapshot claim %s image %s", claim, job.Spec.Template.Spec.Containers[0].Image)
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	testutil.WaitFor(t, env.Client, types.NamespacedName{Namespace: ns, Name: "legacy-final-snapshot"}, pvc, "the snapshot's own PVC",
+		func(p *corev1.PersistentVolumeClaim) error {
+			if len(p.OwnerReferences) != 0 {
+				return fmt.Errorf("owners %v: the snapshot must outlive the cluster", p.OwnerReferences)
+			}
+			return nil
+		})
+
+	finishSnapshot(t, jobKey, false)
+	waitClusterEvent(t, ns, corev1.EventTypeWarning, database.ReasonSnapshotFailed, "legacy")
+	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "FinalSnapshot=False naming the way out", func(d *v1beta1.DatabaseCluster) error {
+		c := condition(d, database.ConditionFinalSnapshot)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != database.ReasonSnapshotFailed ||
+			!strings.Contains(c.Message, database.SkipFinalSnapshotAnnotation) || !slicesContains(d.Finalizers, database.FinalSnapshotFinalizer) {
+			return fmt.Errorf("FinalSnapshot %+v finalizers %v", c, d.Finalizers)
+		}
+		return nil
+	})
+	// More reconciles do not let it go.
+	testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) {
+		d.Annotations = map[string]string{"example.com/poke": "1"}
+	})
+	testutil.Settle(t)
+	if err := env.Client.Get(ctx, key, &v1beta1.DatabaseCluster{}); err != nil {
+		t.Fatalf("the cluster went although its snapshot failed: %v", err)
+	}
+
+	testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) {
+		d.Annotations = map[string]string{database.SkipFinalSnapshotAnnotation: "true"}
+	})
+	testutil.WaitGone(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the cluster deleted without a snapshot")
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pvc), pvc); err != nil || pvc.DeletionTimestamp != nil {
+		t.Errorf("the snapshot PVC after the cluster went: %v (deletion %v)", err, pvc.DeletionTimestamp)
+	}
+}
+
+// Retain and Delete need nothing at deletion: no finalizer, the cluster goes at once.
+func TestNoFinalizerWithoutSnapshot(t *testing.T) {
+	ns := env.Namespace(t)
+	for _, policy := range []v1beta1.DeletionPolicy{v1beta1.DeletionRetain, v1beta1.DeletionDelete} {
+		db := createDB(t, ns, strings.ToLower(string(policy)), v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) { d.Spec.DeletionPolicy = policy })
+		key := client.ObjectKeyFromObject(db)
+		testutil.WaitFor(t, env.Client, key, &appsv1.StatefulSet{}, "StatefulSet", func(*appsv1.StatefulSet) error { return nil })
+		got := &v1beta1.DatabaseCluster{}
+		if err := env.Client.Get(ctx, key, got); err != nil || len(got.Finalizers) != 0 {
+			t.Fatalf("%s: finalizers %v (%v)", policy, got.Finalizers, err)
+		}
+		if err := env.Client.Delete(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		testutil.WaitGone(t, env.Client, key, &v1beta1.DatabaseCluster{}, string(policy)+" cluster deleted")
+		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: key.Name + "-final-snapshot"}, &batchv1.Job{}); err == nil {
+			t.Errorf("%s: a final snapshot Job", policy)
+		}
+	}
+	// Switching to Snapshot adds the finalizer, switching back removes it.
+	db := createDB(t, ns, "switch", v1beta1.PostgreSQL, nil)
+	key := client.ObjectKeyFromObject(db)
+	for _, step := range []struct {
+		policy v1beta1.DeletionPolicy
+		want   int
+	}{{v1beta1.DeletionSnapshot, 1}, {v1beta1.DeletionRetain, 0}} {
+		testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) { d.Spec.DeletionPolicy = step.policy })
+		testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, fmt.Sprintf("%d finalizers under %s", step.want, step.policy), func(d *v1beta1.DatabaseCluster) error {
+			if len(d.Finalizers) != step.want {
+				return errors.New(strings.Join(d.Finalizers, ","))
+			}
+			return nil
+		})
+	}
+}

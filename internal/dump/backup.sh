@@ -1,0 +1,73 @@
+#!/bin/sh
+# Mooring's backup: one logical dump of a database, gzipped, written to
+# $BACKUP_DIR/<timestamp>.sql.gz, then only the newest $KEEP_LAST dumps are kept.
+# Credentials come only from the environment (PGPASSWORD or MYSQL_PWD), never from a
+# command line, so they do not show in a process list or in the pod spec.
+#
+#   DB_ENGINE                  postgresql or mysql
+#   DB_HOST, DB_PORT, DB_USER  where and as whom to connect
+#   DB_NAME                    the database pg_dump dumps (default postgres); mysqldump
+#                              dumps every database the user can see
+#   BACKUP_DIR                 where dumps go; created when missing
+#   KEEP_LAST                  how many <timestamp>.sql.gz dumps to keep; 0 keeps all
+#   DUMP_PREFIX                put before the timestamp; prefixed dumps (final snapshots)
+#                              are never pruned
+set -eu
+: "${DB_ENGINE:?}" "${DB_HOST:?}" "${DB_PORT:?}" "${DB_USER:?}" "${BACKUP_DIR:?}"
+# Dumps hold all the data: readable by the backup user only.
+umask 077
+mkdir -p "$BACKUP_DIR"
+
+# Named after the second the dump starts (UTC), so names sort by age. A dump started in
+# the same second as an existing one waits for the next second rather than overwrite it.
+while :; do
+	name="${DUMP_PREFIX:-}$(date -u +%Y%m%dT%H%M%SZ).sql.gz"
+	[ -e "$BACKUP_DIR/$name" ] || break
+	sleep 1
+done
+# Written under a hidden name and renamed when complete, so a dump cut short (a killed
+# pod, a full volume) is never taken for a backup, nor counted by the retention below.
+partial="$BACKUP_DIR/.$name.partial"
+status="$BACKUP_DIR/.$name.status"
+trap 'rm -f "$partial" "$status"' EXIT
+
+dump() {
+	case "$DB_ENGINE" in
+	postgresql)
+		PGCONNECT_TIMEOUT=30 pg_dump --no-password --host="$DB_HOST" --port="$DB_PORT" \
+			--username="$DB_USER" --dbname="${DB_NAME:-postgres}" ;;
+	mysql)
+		# --set-gtid-purged=OFF: a dump that restores anywhere, and no FLUSH TABLES (which
+		# the application user may not be allowed) to read a consistent GTID set.
+		mysqldump --host="$DB_HOST" --port="$DB_PORT" --user="$DB_USER" --connect-timeout=30 \
+			--single-transaction --no-tablespaces --routines --set-gtid-purged=OFF --all-databases ;;
+	*)
+		echo "backup: unknown DB_ENGINE $DB_ENGINE" >&2
+		return 2 ;;
+	esac
+}
+
+# sh has no pipefail: the dump's exit status comes back through a file.
+(
+	set +e
+	dump
+	echo "$?" >"$status"
+) | gzip -c >"$partial"
+rc=$(cat "$status")
+if [ "$rc" != 0 ]; then
+	echo "backup: $DB_ENGINE dump of $DB_HOST:$DB_PORT failed (exit status $rc); nothing written, nothing pruned" >&2
+	exit 1
+fi
+gzip -t "$partial"
+mv "$partial" "$BACKUP_DIR/$name"
+echo "backup: wrote $BACKUP_DIR/$name ($(wc -c <"$BACKUP_DIR/$name") bytes)"
+
+# Retention counts and prunes only this schedule's own dumps, <timestamp>.sql.gz; final
+# snapshots and anything else in the directory are left alone.
+if [ "${KEEP_LAST:-0}" -gt 0 ]; then
+	ls -1 "$BACKUP_DIR" | grep -E '^[0-9]{8}T[0-9]{6}Z\.sql\.gz$' | sort -r | tail -n "+$((KEEP_LAST + 1))" |
+		while read -r old; do
+			rm -f "$BACKUP_DIR/$old"
+			echo "backup: pruned $old (keeping the newest $KEEP_LAST)"
+		done
+fi

@@ -1,0 +1,123 @@
+package dump
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mooringhq/mooring/api/v1beta1"
+)
+
+func testDump(engine v1beta1.DatabaseEngine, version string) Dump {
+	return Dump{
+		Database: Database{Engine: engine, Version: version, Host: "orders.shop.svc", Port: 5432, Name: "postgres",
+			SecretName: "orders-credentials", UsernameKey: "username", PasswordKey: "password"},
+		Volume:   Volume{ClaimName: "nightly-storage", Path: "/backups"},
+		KeepLast: 7,
+		Labels:   map[string]string{"app.kubernetes.io/instance": "nightly"},
+	}
+}
+
+func envOf(c corev1.Container) map[string]corev1.EnvVar {
+	out := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		out[e.Name] = e
+	}
+	return out
+}
+
+func TestPodTemplate(t *testing.T) {
+	tests := map[string]struct {
+		dump                     Dump
+		image, passwordEnv, dir  string
+		keepLast, prefix         string
+		wantPrunes, wantSnapshot bool
+	}{
+		"postgresql schedule": {dump: testDump(v1beta1.PostgreSQL, "17"), image: "docker.io/library/postgres:17",
+			passwordEnv: "PGPASSWORD", dir: "/backup-volume/backups", keepLast: "7"},
+		"mysql schedule": {dump: testDump(v1beta1.MySQL, "8.4"), image: "docker.io/library/mysql:8.4",
+			passwordEnv: "MYSQL_PWD", dir: "/backup-volume/backups", keepLast: "7"},
+		"final snapshot at the volume root": {
+			dump: func() Dump {
+				d := testDump(v1beta1.PostgreSQL, "18")
+				d.KeepLast, d.Prefix, d.Volume.Path = 0, "final-snapshot-orders-", "/"
+				return d
+			}(),
+			image: "docker.io/library/postgres:18", passwordEnv: "PGPASSWORD", dir: "/backup-volume", keepLast: "0", prefix: "final-snapshot-orders-",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			pt := PodTemplate(tt.dump)
+			c := pt.Spec.Containers[0]
+			env := envOf(c)
+			if c.Image != tt.image || env["BACKUP_DIR"].Value != tt.dir || env["KEEP_LAST"].Value != tt.keepLast || env["DUMP_PREFIX"].Value != tt.prefix {
+				t.Errorf("image %s dir %s keep %s prefix %q", c.Image, env["BACKUP_DIR"].Value, env["KEEP_LAST"].Value, env["DUMP_PREFIX"].Value)
+			}
+			for _, name := range []string{"DB_USER", tt.passwordEnv} {
+				e := env[name]
+				if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "orders-credentials" {
+					t.Errorf("%s is not taken from the Secret: %+v", name, e)
+				}
+			}
+			if got := strings.Join(c.Command, " "); !strings.HasPrefix(got, "/bin/sh -c ") || !strings.Contains(got, "pg_dump") {
+				t.Errorf("command %q does not run the backup script", got)
+			}
+			if pt.Labels["app.kubernetes.io/instance"] != "nightly" || pt.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "nightly-storage" {
+				t.Errorf("labels %v volumes %+v", pt.Labels, pt.Spec.Volumes)
+			}
+			assertRestricted(t, pt.Spec)
+		})
+	}
+}
+
+func TestCleanupPodTemplate(t *testing.T) {
+	pt := CleanupPodTemplate(Volume{ClaimName: "shared", Path: "/team/orders"}, nil)
+	c := pt.Spec.Containers[0]
+	if c.Image != CleanupImage || envOf(c)["BACKUP_DIR"].Value != "/backup-volume/team/orders" || !strings.Contains(c.Command[2], "rm -f") {
+		t.Errorf("cleanup container %+v", c)
+	}
+	if pt.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "shared" {
+		t.Errorf("volumes %+v", pt.Spec.Volumes)
+	}
+	assertRestricted(t, pt.Spec)
+}
+
+// assertRestricted checks what the restricted Pod Security Standard asks of a pod.
+func assertRestricted(t *testing.T, spec corev1.PodSpec) {
+	t.Helper()
+	psc, sc := spec.SecurityContext, spec.Containers[0].SecurityContext
+	if psc == nil || sc == nil || !*psc.RunAsNonRoot || *psc.RunAsUser == 0 || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Fatalf("pod security context %+v", psc)
+	}
+	if *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+		t.Errorf("container security context %+v", sc)
+	}
+	if *spec.AutomountServiceAccountToken || spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("token %v restart %s", *spec.AutomountServiceAccountToken, spec.RestartPolicy)
+	}
+}
+
+func TestJobName(t *testing.T) {
+	long := strings.Repeat("a", 60)
+	tests := map[string]struct {
+		base, suffix, want string
+	}{
+		"short":           {base: "orders", suffix: "final-snapshot", want: "orders-final-snapshot"},
+		"exactly 63":      {base: strings.Repeat("b", 48), suffix: "final-snapshot", want: strings.Repeat("b", 48) + "-final-snapshot"},
+		"long is hashed":  {base: long, suffix: "cleanup", want: long[:46] + "-" + ShortHash(long) + "-cleanup"},
+		"manual with key": {base: "nightly", suffix: "manual-" + ShortHash("v1"), want: "nightly-manual-" + ShortHash("v1")},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := JobName(tt.base, tt.suffix)
+			if got != tt.want || len(got) > 63 {
+				t.Errorf("JobName = %q (%d chars), want %q", got, len(got), tt.want)
+			}
+		})
+	}
+	if ShortHash("v1") == ShortHash("v2") || len(ShortHash("v1")) != 8 {
+		t.Errorf("ShortHash %q %q", ShortHash("v1"), ShortHash("v2"))
+	}
+}

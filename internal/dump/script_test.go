@@ -1,0 +1,358 @@
+package dump
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The scripts run for real here, against a PostgreSQL server the test starts, so that the
+// gzip output, the file names and the retention are proven rather than assumed.
+
+const testPassword = "s3cret-Pa55word"
+
+var dumpName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z\.sql\.gz$`)
+
+func TestBackupScriptAgainstPostgreSQL(t *testing.T) {
+	pg := startPostgreSQL(t)
+	pg.psql(t, "postgres", `CREATE ROLE app LOGIN PASSWORD '`+testPassword+`'`)
+	pg.psql(t, "postgres", `CREATE DATABASE shop OWNER app`)
+	pg.psql(t, "shop", `SET ROLE app; CREATE TABLE orders (id int PRIMARY KEY, item text);
+		INSERT INTO orders VALUES (1, 'anchor-chain'), (2, 'bollard')`)
+
+	dir := filepath.Join(t.TempDir(), "volume", "backups")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Older dumps of the schedule, a final snapshot and a file that is not Mooring's.
+	for _, f := range []string{"20200101T000000Z.sql.gz", "20210101T000000Z.sql.gz", "20220101T000000Z.sql.gz",
+		"final-snapshot-orders-20190101T000000Z.sql.gz", "README.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{
+		"DB_ENGINE=postgresql", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(pg.port), "DB_USER=app",
+		"DB_NAME=shop", "PGPASSWORD=" + testPassword, "BACKUP_DIR=" + dir, "KEEP_LAST=2",
+	}
+
+	out := runScript(t, BackupScript, pg.binDir, env)
+	first := newDumps(t, dir, nil)
+	if len(first) != 1 {
+		t.Fatalf("want one new dump, got %v; output:\n%s", first, out)
+	}
+	sql := gunzip(t, filepath.Join(dir, first[0]))
+	for _, want := range []string{"CREATE TABLE public.orders", "anchor-chain", "bollard"} {
+		if !strings.Contains(sql, want) {
+			t.Errorf("dump %s does not contain %q:\n%s", first[0], want, sql)
+		}
+	}
+	assertFiles(t, dir, append([]string{"20220101T000000Z.sql.gz", "final-snapshot-orders-20190101T000000Z.sql.gz", "README.txt"}, first...))
+
+	// A second dump, likely in the same second: it must get a name of its own, and the
+	// retention keeps exactly the two newest dumps of the schedule.
+	out = runScript(t, BackupScript, pg.binDir, env)
+	second := newDumps(t, dir, first)
+	if len(second) != 1 || second[0] <= first[0] {
+		t.Fatalf("second run: new dumps %v after %v; output:\n%s", second, first, out)
+	}
+	assertFiles(t, dir, []string{first[0], second[0], "final-snapshot-orders-20190101T000000Z.sql.gz", "README.txt"})
+	if strings.Contains(out, testPassword) {
+		t.Fatal("the script printed the password")
+	}
+
+	// A final snapshot: prefixed, never pruned, nothing else pruned either.
+	snapEnv := append(env[:len(env)-1:len(env)-1], "KEEP_LAST=0", "DUMP_PREFIX=final-snapshot-shop-")
+	runScript(t, BackupScript, pg.binDir, snapEnv)
+	snaps := 0
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "final-snapshot-shop-") {
+			snaps++
+			if !strings.Contains(gunzip(t, filepath.Join(dir, e.Name())), "anchor-chain") {
+				t.Errorf("final snapshot %s lacks the data", e.Name())
+			}
+		}
+	}
+	if snaps != 1 || len(entries) != 5 {
+		t.Errorf("after a final snapshot: %v", names(entries))
+	}
+
+	// A failing dump (wrong password) fails the Job, leaves no file behind, prunes nothing.
+	before := listDir(t, dir)
+	bad := append(env[:len(env):len(env)], "PGPASSWORD=wrong")
+	cmd := scriptCommand(BackupScript, pg.binDir, bad)
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("the script succeeded with a wrong password:\n%s", out)
+	} else if !strings.Contains(string(out), "failed") || strings.Contains(string(out), "wrong") {
+		t.Errorf("failure output does not say the dump failed, or shows the password:\n%s", out)
+	}
+	if after := listDir(t, dir); strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Errorf("a failed dump changed the directory: %v -> %v", before, after)
+	}
+
+	// Cleanup removes every dump, final snapshots included, and nothing else.
+	runScript(t, CleanupScript, pg.binDir, []string{"BACKUP_DIR=" + dir})
+	assertFiles(t, dir, []string{"README.txt"})
+	if err := os.Remove(filepath.Join(dir, "README.txt")); err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, BackupScript, pg.binDir, env)
+	runScript(t, CleanupScript, pg.binDir, []string{"BACKUP_DIR=" + dir})
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("cleanup left the emptied directory %s: %v", dir, err)
+	}
+}
+
+// postgres is a throwaway PostgreSQL server on a free local port.
+type postgres struct {
+	binDir, dataDir, socketDir string
+	port                       int
+	runAs                      []string // runuser prefix when the test runs as root
+}
+
+// startPostgreSQL initialises and starts a server owned by the test. initdb refuses to run
+// as root, so as root the server runs as the "postgres" OS user the package creates.
+func startPostgreSQL(t *testing.T) *postgres {
+	t.Helper()
+	binDir := findPostgreSQL()
+	if binDir == "" {
+		t.Fatal("no PostgreSQL server binaries (initdb, postgres, pg_ctl) in /usr/lib/postgresql/*/bin or on PATH: " +
+			"install Debian's postgresql package (apt-get install -y postgresql); .ci/run does this in CI")
+	}
+	pg := &postgres{binDir: binDir, port: freePort(t)}
+	root, err := os.MkdirTemp("", "mooring-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	pg.dataDir, pg.socketDir = filepath.Join(root, "data"), filepath.Join(root, "run")
+	if err := os.Mkdir(pg.socketDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("running as root, the server needs the postgres OS user (from Debian's postgresql package): %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		for _, d := range []string{root, pg.socketDir} {
+			if err := os.Chown(d, uid, gid); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pg.runAs = []string{"runuser", "-u", "postgres", "--"}
+	}
+	pwfile := filepath.Join(root, "pw")
+	if err := os.WriteFile(pwfile, []byte("superuser-pw\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Local socket connections (the test's own psql) are trusted; TCP needs a password,
+	// which is what the script is given.
+	pg.run(t, filepath.Join(binDir, "initdb"), "--pgdata", pg.dataDir, "--username", "postgres", "--pwfile", pwfile,
+		"--auth-local", "trust", "--auth-host", "scram-sha-256", "--no-sync", "--encoding", "UTF8")
+	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off", pg.port, pg.socketDir)
+	pg.run(t, filepath.Join(binDir, "pg_ctl"), "start", "--wait", "--timeout", "60", "--pgdata", pg.dataDir,
+		"--log", filepath.Join(root, "server.log"), "-o", opts)
+	t.Cleanup(func() {
+		cmd := pg.command(filepath.Join(binDir, "pg_ctl"), "stop", "--mode", "immediate", "--pgdata", pg.dataDir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Logf("stop PostgreSQL: %v\n%s", err, out)
+		}
+	})
+	return pg
+}
+
+func (pg *postgres) command(name string, args ...string) *exec.Cmd {
+	full := append(append(append([]string{}, pg.runAs...), name), args...)
+	cmd := exec.Command(full[0], full[1:]...)
+	cmd.Dir = os.TempDir() // the postgres user may not read the test's working directory
+	return cmd
+}
+
+func (pg *postgres) run(t *testing.T, name string, args ...string) {
+	t.Helper()
+	if out, err := pg.command(name, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", filepath.Base(name), args, err, out)
+	}
+}
+
+// psql runs SQL as the superuser over the server's Unix socket.
+func (pg *postgres) psql(t *testing.T, db, sql string) {
+	t.Helper()
+	pg.run(t, filepath.Join(pg.binDir, "psql"), "--no-psqlrc", "--set", "ON_ERROR_STOP=1", "--host", pg.socketDir,
+		"--port", strconv.Itoa(pg.port), "--username", "postgres", "--dbname", db, "--command", sql)
+}
+
+// findPostgreSQL returns the newest /usr/lib/postgresql/<major>/bin with a server, or
+// the directory of initdb on PATH.
+func findPostgreSQL() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return major(dirs[i]) > major(dirs[j]) })
+	for _, d := range dirs {
+		if hasServer(d) {
+			return d
+		}
+	}
+	if p, err := exec.LookPath("initdb"); err == nil && hasServer(filepath.Dir(p)) {
+		return filepath.Dir(p)
+	}
+	return ""
+}
+
+func major(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+func hasServer(dir string) bool {
+	for _, b := range []string{"initdb", "postgres", "pg_ctl", "pg_dump", "psql"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// scriptCommand runs a script the way the Job does, sh -c with only the given environment
+// (and the server's client binaries first on PATH).
+func scriptCommand(script, binDir string, env []string) *exec.Cmd {
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Env = append([]string{"PATH=" + binDir + ":/usr/bin:/bin", "HOME=" + os.TempDir()}, env...)
+	return cmd
+}
+
+func runScript(t *testing.T, script, binDir string, env []string) string {
+	t.Helper()
+	start := time.Now()
+	out, err := scriptCommand(script, binDir, env).CombinedOutput()
+	if err != nil {
+		t.Fatalf("script failed: %v\n%s", err, out)
+	}
+	t.Logf("script ran in %s:\n%s", time.Since(start).Round(time.Millisecond), out)
+	return string(out)
+}
+
+// newDumps lists the <timestamp>.sql.gz dumps newer than 2023 that are not in known.
+func newDumps(t *testing.T, dir string, known []string) []string {
+	t.Helper()
+	var out []string
+	for _, n := range listDir(t, dir) {
+		if dumpName.MatchString(n) && n > "2023" && !contains(known, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func assertFiles(t *testing.T, dir string, want []string) {
+	t.Helper()
+	sort.Strings(want)
+	if got := listDir(t, dir); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("files in %s:\n got  %v\n want %v", dir, got, want)
+	}
+}
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names(entries)
+}
+
+func names(entries []os.DirEntry) []string {
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func gunzip(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s is not gzip: %v", path, err)
+	}
+	sql, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return string(sql)
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// No MySQL server here: a stand-in mysqldump checks what the script gives the real one,
+// the password only through MYSQL_PWD and never among the arguments.
+func TestBackupScriptMySQLInvocation(t *testing.T) {
+	bin := t.TempDir()
+	fake := `#!/bin/sh
+case "$*" in *"$MYSQL_PWD"*) echo "password on the command line" >&2; exit 3 ;; esac
+[ "$MYSQL_PWD" = "` + testPassword + `" ] || { echo "no MYSQL_PWD" >&2; exit 4; }
+echo "-- dumped with: $*"
+[ -z "$FAIL" ]
+`
+	if err := os.WriteFile(filepath.Join(bin, "mysqldump"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "backups")
+	env := []string{"DB_ENGINE=mysql", "DB_HOST=inventory.shop.svc", "DB_PORT=3306", "DB_USER=app",
+		"MYSQL_PWD=" + testPassword, "BACKUP_DIR=" + dir, "KEEP_LAST=1"}
+	runScript(t, BackupScript, bin, env)
+	dumps := newDumps(t, dir, nil)
+	if len(dumps) != 1 {
+		t.Fatalf("dumps %v", dumps)
+	}
+	got := gunzip(t, filepath.Join(dir, dumps[0]))
+	for _, want := range []string{"--host=inventory.shop.svc", "--port=3306", "--user=app", "--single-transaction", "--set-gtid-purged=OFF", "--all-databases"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("mysqldump was not given %s: %s", want, got)
+		}
+	}
+	// A failing mysqldump fails the script even though gzip, last in the pipe, succeeds.
+	out, err := scriptCommand(BackupScript, bin, append(env, "FAIL=1")).CombinedOutput()
+	if err == nil {
+		t.Fatalf("the script succeeded although mysqldump failed:\n%s", out)
+	}
+	if after := newDumps(t, dir, nil); len(after) != 1 || after[0] != dumps[0] {
+		t.Errorf("a failed dump changed the dumps: %v -> %v", dumps, after)
+	}
+}

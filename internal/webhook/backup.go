@@ -1,0 +1,65 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/robfig/cron/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+)
+
+// +kubebuilder:webhook:path=/validate-mooring-dev-v1-backup,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=backups,verbs=create;update,versions=v1,name=vbackup-v1.mooring.dev,admissionReviewVersions=v1
+
+// MaxBackupNameLength keeps the Backup's CronJob valid: the CronJob controller appends an
+// 11-character suffix to name its Jobs, which must stay within 63 characters.
+const MaxBackupNameLength = 52
+
+// BackupValidator checks what the Backup's schema cannot: that the schedule parses.
+type BackupValidator struct{}
+
+// ValidateCreate checks a new Backup.
+func (BackupValidator) ValidateCreate(_ context.Context, b *mooringv1.Backup) (admission.Warnings, error) {
+	return nil, validateBackup(b)
+}
+
+// ValidateUpdate checks a changed Backup.
+func (BackupValidator) ValidateUpdate(_ context.Context, _, b *mooringv1.Backup) (admission.Warnings, error) {
+	return nil, validateBackup(b)
+}
+
+// ValidateDelete allows every deletion; the cleanup finalizer does what the policy says.
+func (BackupValidator) ValidateDelete(context.Context, *mooringv1.Backup) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func validateBackup(b *mooringv1.Backup) error {
+	var errs field.ErrorList
+	if err := ValidateSchedule(b.Spec.Schedule); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "schedule"), b.Spec.Schedule, err.Error()))
+	}
+	if len(b.Name) > MaxBackupNameLength {
+		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), b.Name, MaxBackupNameLength))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(mooringv1.GroupVersion.WithKind("Backup").GroupKind(), b.Name, errs)
+}
+
+// ValidateSchedule accepts what the CronJob controller accepts: a standard five-field cron
+// expression or a descriptor such as @daily, without a time zone prefix (the CronJob API
+// rejects TZ= and CRON_TZ= in schedules).
+func ValidateSchedule(schedule string) error {
+	if strings.Contains(schedule, "TZ") {
+		return fmt.Errorf("must not set a time zone (TZ= or CRON_TZ=); schedules run in the kube-controller-manager's time zone")
+	}
+	if _, err := cron.ParseStandard(schedule); err != nil {
+		return fmt.Errorf("must be a cron schedule such as \"0 3 * * *\" or \"@daily\": %v", err)
+	}
+	return nil
+}

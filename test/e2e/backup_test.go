@@ -1,0 +1,235 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mooringhq/mooring/internal/testutil"
+)
+
+const backupDatabase = `apiVersion: mooring.dev/v1beta1
+kind: DatabaseCluster
+metadata:
+  name: orders
+spec:
+  engine: postgresql
+  replicaCount: 1
+  deletionPolicy: Snapshot
+`
+
+// Two Backups of the database: "minutely" runs every minute into a volume Mooring
+// creates; "archive" (first by name, so the final snapshot goes to it) writes to a claim
+// that does not exist yet, which holds the final snapshot Job until the test creates it.
+const backups = `apiVersion: mooring.dev/v1
+kind: Backup
+metadata:
+  name: minutely
+spec:
+  databaseRef:
+    name: orders
+  schedule: "* * * * *"
+  retention:
+    keepLast: 2
+  storage:
+    size: 1Gi
+---
+apiVersion: mooring.dev/v1
+kind: Backup
+metadata:
+  name: archive
+spec:
+  databaseRef:
+    name: orders
+  schedule: "0 3 * * *"
+  backupPath: /orders
+  storage:
+    existingClaim: archive-volume
+`
+
+const archiveVolume = `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: archive-volume
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
+`
+
+const scratchBackup = `apiVersion: mooring.dev/v1
+kind: Backup
+metadata:
+  name: scratch
+spec:
+  databaseRef:
+    name: orders
+  schedule: "0 3 * * *"
+  cleanupPolicy: Delete
+`
+
+// Backups on a real cluster, where kwok completes Jobs: the schedule runs, backup-now
+// runs once per value, cleanupPolicy Delete runs its Job before the Backup goes, and a
+// Snapshot-policy DatabaseCluster goes only after its final snapshot Job has succeeded.
+func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
+	ns := namespace(t, "backups")
+	// A minutely schedule left behind would keep writing status while later tests measure
+	// that a converged cluster costs no writes.
+	t.Cleanup(func() {
+		if out, err := kubectl("delete", "backups", "--all", "-n", ns, "--wait=true", "--timeout=60s"); err != nil {
+			t.Logf("delete Backups: %v\n%s", err, out)
+		}
+	})
+	apply(t, ns, backupDatabase)
+	waitField(t, rollout, ns, "databasecluster/orders", ".status.phase", "Running")
+	apply(t, ns, backups)
+	waitField(t, rollout, ns, "backup/minutely", ".status.phase", "Scheduled")
+	waitField(t, rollout, ns, "pvc/minutely-storage", ".status.phase", "Bound")
+
+	// The schedule: a Job within about 70 s of the CronJob, then lastSuccessfulTime.
+	created := creationTime(t, ns, "cronjob/minutely")
+	var firstJob string
+	testutil.Eventually(t, 75*time.Second-time.Since(created), "a Job from CronJob minutely", func() error {
+		out, err := kubectl("get", "jobs", "-n", ns, "-l", "mooring.dev/backup-job=scheduled,app.kubernetes.io/instance=minutely",
+			"-o", "jsonpath={.items[*].metadata.name}")
+		if err != nil {
+			return err
+		}
+		if firstJob = strings.TrimSpace(out); firstJob == "" {
+			return fmt.Errorf("no Job yet")
+		}
+		return nil
+	})
+	t.Logf("scheduled Job %s created %s after its CronJob", firstJob, time.Since(created).Round(time.Second))
+	testutil.Eventually(t, rollout, "lastSuccessfulTime of Backup minutely", func() error {
+		got, err := jsonpath(ns, "backup/minutely", ".status.lastSuccessfulTime")
+		if err != nil {
+			return err
+		}
+		if got == "" {
+			return fmt.Errorf("not set; conditions: %s", conditions(ns, "backup/minutely"))
+		}
+		return nil
+	})
+	waitField(t, rollout, ns, "backup/minutely", `.status.conditions[?(@.type=="LastBackupSucceeded")].status`, "True")
+	t.Logf("lastSuccessfulTime set %s after the CronJob", time.Since(created).Round(time.Second))
+
+	// backup-now: one Job per distinct value, never two for the same one.
+	mustKubectl(t, "annotate", "-n", ns, "backup/minutely", "mooring.dev/backup-now=first")
+	manual := func() []string {
+		out, _ := kubectl("get", "jobs", "-n", ns, "-l", "mooring.dev/backup-job=manual,app.kubernetes.io/instance=minutely",
+			"-o", "jsonpath={.items[*].metadata.name}")
+		return strings.Fields(out)
+	}
+	testutil.Eventually(t, rollout, "one on-demand Job, complete", func() error {
+		jobs := manual()
+		if len(jobs) != 1 {
+			return fmt.Errorf("on-demand Jobs %v", jobs)
+		}
+		return jobComplete(ns, jobs[0])
+	})
+	mustKubectl(t, "annotate", "-n", ns, "backup/minutely", "example.com/touched=yes")
+	mustKubectl(t, "annotate", "-n", ns, "backup/minutely", "--overwrite", "mooring.dev/backup-now=second")
+	testutil.Eventually(t, rollout, "a second on-demand Job for the second value", func() error {
+		if jobs := manual(); len(jobs) != 2 {
+			return fmt.Errorf("on-demand Jobs %v", jobs)
+		}
+		return nil
+	})
+
+	// cleanupPolicy Delete: the cleanup Job runs, then the Backup and its volume go.
+	apply(t, ns, scratchBackup)
+	waitField(t, rollout, ns, "backup/scratch", ".metadata.finalizers[0]", "mooring.dev/cleanup")
+	waitField(t, rollout, ns, "pvc/scratch-storage", ".status.phase", "Bound")
+	mustKubectl(t, "delete", "-n", ns, "backup/scratch", "--wait=false")
+	testutil.Eventually(t, rollout, "Backup scratch gone after its cleanup Job", func() error {
+		out, err := kubectl("get", "backup/scratch", "-n", ns, "--ignore-not-found", "-o", "name")
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(out) != "" {
+			return fmt.Errorf("still there: %s", conditions(ns, "backup/scratch"))
+		}
+		return nil
+	})
+	events := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=scratch", "-o", "jsonpath={.items[*].reason}")
+	if !strings.Contains(events, "Finalizing") || !strings.Contains(events, "CleanedUp") {
+		t.Errorf("events about Backup scratch %q, want Finalizing and CleanedUp", events)
+	}
+	testutil.Eventually(t, rollout, "PVC scratch-storage deleted", func() error {
+		out, err := kubectl("get", "pvc/scratch-storage", "-n", ns, "--ignore-not-found", "-o", "name")
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(out) != "" {
+			return fmt.Errorf("still there")
+		}
+		return nil
+	})
+
+	// Snapshot: the final Job cannot run until archive-volume exists; meanwhile the
+	// cluster stays, saying what it waits for.
+	mustKubectl(t, "delete", "-n", ns, "databasecluster/orders", "--wait=false")
+	waitField(t, rollout, ns, "job/orders-final-snapshot", ".spec.template.spec.volumes[0].persistentVolumeClaim.claimName", "archive-volume")
+	waitField(t, rollout, ns, "databasecluster/orders", ".status.phase", "Deleting")
+	waitField(t, rollout, ns, "databasecluster/orders", `.status.conditions[?(@.type=="FinalSnapshot")].reason`, "SnapshotInProgress")
+	if msg, _ := jsonpath(ns, "databasecluster/orders", `.status.conditions[?(@.type=="FinalSnapshot")].message`); !strings.Contains(msg, "orders-final-snapshot") {
+		t.Errorf("FinalSnapshot message %q does not name the Job", msg)
+	}
+	if err := jobComplete(ns, "orders-final-snapshot"); err == nil {
+		t.Fatal("the final snapshot Job completed without its volume; the test proves nothing")
+	}
+	apply(t, ns, archiveVolume)
+	testutil.Eventually(t, rollout, "DatabaseCluster orders gone after its final snapshot", func() error {
+		out, err := kubectl("get", "databasecluster/orders", "-n", ns, "--ignore-not-found", "-o", "name")
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(out) != "" {
+			return fmt.Errorf("still there: %s", conditions(ns, "databasecluster/orders"))
+		}
+		return nil
+	})
+	events = mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=orders", "-o", "jsonpath={.items[*].reason}")
+	if !strings.Contains(events, "SnapshotTaken") {
+		t.Errorf("events about orders %q, want SnapshotTaken", events)
+	}
+	// Snapshot keeps the data volumes.
+	if _, err := kubectl("get", "pvc/data-orders-0", "-n", ns); err != nil {
+		t.Errorf("data volume gone under deletionPolicy Snapshot: %v", err)
+	}
+}
+
+func creationTime(t *testing.T, ns, resource string) time.Time {
+	t.Helper()
+	var out string
+	testutil.Eventually(t, rollout, resource, func() error {
+		var err error
+		out, err = jsonpath(ns, resource, ".metadata.creationTimestamp")
+		return err
+	})
+	ts, err := time.Parse(time.RFC3339, strings.TrimSpace(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func jobComplete(ns, name string) error {
+	out, err := jsonpath(ns, "job/"+name, `.status.conditions[?(@.type=="Complete")].status`)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(out) != "True" {
+		return fmt.Errorf("Job %s not complete", name)
+	}
+	return nil
+}
+
+// conditions is a one-line summary of an object's conditions, for failure messages.
+func conditions(ns, resource string) string {
+	out, _ := jsonpath(ns, resource, `.status.conditions[*]}{" "}{.status.phase`)
+	return out
+}
