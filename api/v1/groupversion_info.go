@@ -1,4 +1,4 @@
-// Package v1 contains the mooring.dev/v1 API: App, and later CacheInstance and Backup.
+// Package v1 contains the mooring.dev/v1 API: App, CacheInstance and Backup.
 //
 // +kubebuilder:object:generate=true
 // +groupName=mooring.dev

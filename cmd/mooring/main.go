@@ -1,5 +1,6 @@
-// Command mooring is the Mooring operator: it reconciles Apps (and, as they are added,
-// caches, databases and backups) on the cluster it is pointed at.
+// Command mooring is the Mooring operator: it reconciles Apps, CacheInstances,
+// DatabaseClusters and Backups on the cluster it is pointed at, and serves their
+// admission and conversion webhooks.
 package main
 
 import (
