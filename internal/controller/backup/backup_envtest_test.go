@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,69 +57,13 @@ func createDB(t *testing.T, ns, name string) *v1beta1.DatabaseCluster {
 func makeRunning(t *testing.T, db *v1beta1.DatabaseCluster) {
 	t.Helper()
 	key := client.ObjectKeyFromObject(db)
-	sts := &appsv1.StatefulSet{}
-	testutil.WaitFor(t, env.Client, key, sts, "StatefulSet "+key.Name, func(*appsv1.StatefulSet) error { return nil })
-	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: 1, ReadyReplicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
-	if err := env.Client.Status().Update(ctx, sts); err != nil {
-		t.Fatal(err)
-	}
+	testutil.MarkStatefulSetReady(t, env.Client, key)
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "DatabaseCluster Running", func(d *v1beta1.DatabaseCluster) error {
 		if d.Status.Phase != v1beta1.DatabaseRunning {
 			return fmt.Errorf("phase %q", d.Status.Phase)
 		}
 		return nil
 	})
-}
-
-// finishJob plays the Job controller: it marks a Job succeeded or failed, with the
-// conditions and times the API server's validation asks for.
-func finishJob(t *testing.T, key types.NamespacedName, succeed bool) {
-	t.Helper()
-	testutil.Eventually(t, testutil.DefaultTimeout, "Job "+key.Name+" marked finished", func() error {
-		j := &batchv1.Job{}
-		if err := env.Client.Get(ctx, key, j); err != nil {
-			return err
-		}
-		now := metav1.Now()
-		j.Status.StartTime = &now
-		if succeed {
-			j.Status.Succeeded = 1
-			j.Status.CompletionTime = &now
-			j.Status.Conditions = []batchv1.JobCondition{
-				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
-				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			}
-		} else {
-			j.Status.Failed = 3
-			j.Status.Conditions = []batchv1.JobCondition{
-				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
-				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
-			}
-		}
-		return env.Client.Status().Update(ctx, j)
-	})
-}
-
-// waitEvent waits for an event of the type and reason about the named object.
-func waitEvent(t *testing.T, ns, eventType, reason, regarding string) *eventsv1.Event {
-	t.Helper()
-	var found *eventsv1.Event
-	testutil.Eventually(t, testutil.DefaultTimeout, fmt.Sprintf("a %s event %s about %s", eventType, reason, regarding), func() error {
-		events := &eventsv1.EventList{}
-		if err := env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		var seen []string
-		for i, e := range events.Items {
-			if e.Type == eventType && e.Reason == reason && e.Regarding.Name == regarding {
-				found = &events.Items[i]
-				return nil
-			}
-			seen = append(seen, e.Type+"/"+e.Reason+"/"+e.Regarding.Name)
-		}
-		return fmt.Errorf("events: %v", seen)
-	})
-	return found
 }
 
 func waitReady(t *testing.T, key types.NamespacedName, status metav1.ConditionStatus, reason string, phase mooringv1.BackupPhase) *mooringv1.Backup {
@@ -171,11 +113,11 @@ func TestBackupWaitsForRunningDatabase(t *testing.T) {
 	if c := meta.FindStatusCondition(got.Status.Conditions, engine.ConditionReady); !strings.Contains(c.Message, "orders") {
 		t.Errorf("message %q does not name the database", c.Message)
 	}
-	waitEvent(t, ns, corev1.EventTypeWarning, backup.ReasonDatabaseNotFound, "nightly")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonDatabaseNotFound, "nightly")
 
 	db := createDB(t, ns, "orders")
 	waitReady(t, key, metav1.ConditionFalse, backup.ReasonDatabaseNotRunning, mooringv1.BackupPending)
-	waitEvent(t, ns, corev1.EventTypeWarning, backup.ReasonDatabaseNotRunning, "nightly")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonDatabaseNotRunning, "nightly")
 	for _, obj := range []client.Object{&batchv1.CronJob{}, &corev1.PersistentVolumeClaim{}} {
 		name := map[bool]string{true: "nightly", false: "nightly-storage"}[isCronJob(obj)]
 		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); !apierrors.IsNotFound(err) {
@@ -261,7 +203,7 @@ func TestBackupStatusFromJobs(t *testing.T) {
 		}
 		return nil
 	})
-	finishJob(t, first, true)
+	testutil.FinishJob(t, env.Client, first, true)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.Backup{}, "lastSuccessfulTime and LastBackupSucceeded=True", func(b *mooringv1.Backup) error {
 		c := meta.FindStatusCondition(b.Status.Conditions, backup.ConditionLastBackupSucceeded)
 		if b.Status.LastSuccessfulTime == nil || c == nil || c.Status != metav1.ConditionTrue || b.Status.Phase != mooringv1.BackupScheduled {
@@ -271,13 +213,13 @@ func TestBackupStatusFromJobs(t *testing.T) {
 	})
 
 	second := scheduled("nightly-29000002")
-	finishJob(t, second, false)
+	testutil.FinishJob(t, env.Client, second, false)
 	got := waitReady(t, key, metav1.ConditionFalse, backup.ReasonBackupFailed, mooringv1.BackupFailed)
 	c := meta.FindStatusCondition(got.Status.Conditions, backup.ConditionLastBackupSucceeded)
 	if got.Status.LastFailedTime == nil || got.Status.LastBackupJob != second.Name || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, second.Name) {
 		t.Errorf("lastFailedTime %v lastBackupJob %q LastBackupSucceeded %+v", got.Status.LastFailedTime, got.Status.LastBackupJob, c)
 	}
-	if e := waitEvent(t, ns, corev1.EventTypeWarning, backup.ReasonBackupFailed, "nightly"); !strings.Contains(e.Note, second.Name) {
+	if e := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonBackupFailed, "nightly"); !strings.Contains(e.Note, second.Name) {
 		t.Errorf("BackupFailed event %q does not name the Job", e.Note)
 	}
 
@@ -319,7 +261,7 @@ func TestBackupNow(t *testing.T) {
 		return nil
 	})
 	// The same value again, with reconciles in between: still one Job, even once it is done.
-	finishJob(t, types.NamespacedName{Namespace: ns, Name: name}, true)
+	testutil.FinishJob(t, env.Client, types.NamespacedName{Namespace: ns, Name: name}, true)
 	waitReconciles(t, 2, func() { annotate("2025-01-31T10:00", "b") })
 	waitReconciles(t, 1, func() { annotate("2025-01-31T10:00", "c") })
 	if jobs := listJobs(t, ns, manual); len(jobs) != 1 {
@@ -354,7 +296,7 @@ func TestBackupNow(t *testing.T) {
 		}
 		jobKey := types.NamespacedName{Namespace: ns, Name: backup.ManualJobName(b, v)}
 		testutil.WaitFor(t, env.Client, jobKey, &batchv1.Job{}, "manual Job for "+v, func(*batchv1.Job) error { return nil })
-		finishJob(t, jobKey, true)
+		testutil.FinishJob(t, env.Client, jobKey, true)
 	}
 	testutil.Eventually(t, testutil.DefaultTimeout, fmt.Sprintf("%d finished manual Jobs besides the current one", backup.ManualJobsHistory), func() error {
 		jobs := listJobs(t, ns, manual)
@@ -401,12 +343,12 @@ func TestCleanupPolicyDelete(t *testing.T) {
 	if c := job.Spec.Template.Spec.Containers[0]; !strings.Contains(c.Command[2], "rm -f") || c.Env[0].Value != "/backup-volume/backups" {
 		t.Errorf("cleanup container %v %v", c.Command, c.Env)
 	}
-	waitEvent(t, ns, corev1.EventTypeNormal, engine.EventFinalizing, "nightly")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, engine.EventFinalizing, "nightly")
 	waitReady(t, key, metav1.ConditionFalse, backup.ReasonCleaningUp, mooringv1.BackupScheduled)
 	testutil.WaitGone(t, env.Client, key, &batchv1.CronJob{}, "CronJob deleted before the cleanup")
 
-	finishJob(t, jobKey, false)
-	waitEvent(t, ns, corev1.EventTypeWarning, backup.ReasonCleanupFailed, "nightly")
+	testutil.FinishJob(t, env.Client, jobKey, false)
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonCleanupFailed, "nightly")
 	waitReady(t, key, metav1.ConditionFalse, backup.ReasonCleanupFailed, mooringv1.BackupFailed)
 	waitReconciles(t, 1, func() {
 		testutil.Update(t, env.Client, key, &mooringv1.Backup{}, func(b *mooringv1.Backup) { b.Annotations = map[string]string{"example.com/poke": "1"} })
@@ -425,7 +367,7 @@ func TestCleanupPolicyDelete(t *testing.T) {
 		}
 		return nil
 	})
-	finishJob(t, jobKey, true)
+	testutil.FinishJob(t, env.Client, jobKey, true)
 	testutil.WaitGone(t, env.Client, key, &mooringv1.Backup{}, "Backup deleted after its cleanup")
 	// Mooring's volume is deleted too (envtest has no controller to drop its protection
 	// finalizer, so it may stay with a deletion timestamp).
@@ -456,7 +398,7 @@ func TestCleanupAbandonedWithRetain(t *testing.T) {
 	}
 	jobKey := types.NamespacedName{Namespace: ns, Name: "nightly-cleanup"}
 	testutil.WaitFor(t, env.Client, jobKey, &batchv1.Job{}, "cleanup Job", func(*batchv1.Job) error { return nil })
-	finishJob(t, jobKey, false)
+	testutil.FinishJob(t, env.Client, jobKey, false)
 	waitReady(t, key, metav1.ConditionFalse, backup.ReasonCleanupFailed, mooringv1.BackupFailed)
 	testutil.Update(t, env.Client, key, &mooringv1.Backup{}, func(b *mooringv1.Backup) { b.Spec.CleanupPolicy = mooringv1.CleanupRetain })
 	testutil.WaitGone(t, env.Client, key, &mooringv1.Backup{}, "Backup deleted with its dumps retained")

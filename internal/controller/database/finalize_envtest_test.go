@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,64 +23,12 @@ import (
 func markRunning(t *testing.T, db *v1beta1.DatabaseCluster) {
 	t.Helper()
 	key := client.ObjectKeyFromObject(db)
-	sts := &appsv1.StatefulSet{}
-	testutil.WaitFor(t, env.Client, key, sts, "StatefulSet", func(*appsv1.StatefulSet) error { return nil })
-	n := *sts.Spec.Replicas
-	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: n, ReadyReplicas: n, UpdatedReplicas: n, AvailableReplicas: n}
-	if err := env.Client.Status().Update(ctx, sts); err != nil {
-		t.Fatal(err)
-	}
+	testutil.MarkStatefulSetReady(t, env.Client, key)
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "Running", func(d *v1beta1.DatabaseCluster) error {
 		if d.Status.Phase != v1beta1.DatabaseRunning {
 			return fmt.Errorf("phase %s", d.Status.Phase)
 		}
 		return nil
-	})
-}
-
-// finishSnapshot plays the Job controller: the Job succeeds or fails, with the conditions
-// and times the API server's validation asks for.
-func finishSnapshot(t *testing.T, key types.NamespacedName, succeed bool) {
-	t.Helper()
-	testutil.Eventually(t, testutil.DefaultTimeout, "Job "+key.Name+" marked finished", func() error {
-		j := &batchv1.Job{}
-		if err := env.Client.Get(ctx, key, j); err != nil {
-			return err
-		}
-		now := metav1.Now()
-		j.Status.StartTime = &now
-		if succeed {
-			j.Status.Succeeded, j.Status.CompletionTime = 1, &now
-			j.Status.Conditions = []batchv1.JobCondition{
-				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
-				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			}
-		} else {
-			j.Status.Failed = 3
-			j.Status.Conditions = []batchv1.JobCondition{
-				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
-				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
-			}
-		}
-		return env.Client.Status().Update(ctx, j)
-	})
-}
-
-func waitClusterEvent(t *testing.T, ns, eventType, reason, regarding string) {
-	t.Helper()
-	testutil.Eventually(t, testutil.DefaultTimeout, fmt.Sprintf("a %s event %s about %s", eventType, reason, regarding), func() error {
-		events := &eventsv1.EventList{}
-		if err := env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		var seen []string
-		for _, e := range events.Items {
-			if e.Type == eventType && e.Reason == reason && e.Regarding.Name == regarding {
-				return nil
-			}
-			seen = append(seen, e.Type+"/"+e.Reason)
-		}
-		return fmt.Errorf("events %v", seen)
 	})
 }
 
@@ -144,9 +91,9 @@ func TestFinalSnapshotIntoBackupVolume(t *testing.T) {
 		}
 		return nil
 	})
-	waitClusterEvent(t, ns, corev1.EventTypeNormal, "Finalizing", "orders")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, "Finalizing", "orders")
 
-	finishSnapshot(t, jobKey, true)
+	testutil.FinishJob(t, env.Client, jobKey, true)
 	testutil.WaitGone(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the cluster deleted after its final snapshot")
 }
 
@@ -179,8 +126,8 @@ func TestFinalSnapshotFailureAndSkip(t *testing.T) {
 			return nil
 		})
 
-	finishSnapshot(t, jobKey, false)
-	waitClusterEvent(t, ns, corev1.EventTypeWarning, database.ReasonSnapshotFailed, "legacy")
+	testutil.FinishJob(t, env.Client, jobKey, false)
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonSnapshotFailed, "legacy")
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "FinalSnapshot=False naming the way out", func(d *v1beta1.DatabaseCluster) error {
 		c := condition(d, database.ConditionFinalSnapshot)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != database.ReasonSnapshotFailed ||
