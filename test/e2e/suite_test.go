@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -21,6 +22,7 @@ import (
 // suite is the cluster and operator every test of the package shares.
 var suite struct {
 	root, binDir, stateDir, operatorBin string
+	operatorKubeconfig                  string
 	webhookPort                         int
 	cluster                             *localcluster.Cluster
 	operator                            *localcluster.Operator
@@ -90,6 +92,11 @@ func run(m *testing.M) (int, error) {
 	if err := devenv.Install(ctx, suite.cfg, root, suite.webhookPort); err != nil {
 		return 1, err
 	}
+	// The operator runs with the generated ClusterRole only, as in production: a missing
+	// RBAC rule fails the suite.
+	if suite.operatorKubeconfig, err = devenv.OperatorKubeconfig(ctx, suite.cfg, root, tmp); err != nil {
+		return 1, err
+	}
 	if err := startOperator(ctx); err != nil {
 		return 1, err
 	}
@@ -100,6 +107,16 @@ func run(m *testing.M) (int, error) {
 	fmt.Fprintf(os.Stderr, "e2e: cluster and operator ready in %s\n", time.Since(start).Round(100*time.Millisecond))
 
 	code := m.Run()
+	// A rule missing from the generated ClusterRole shows up as a forbidden request in the
+	// operator's log, even when a retry hid it from the tests.
+	if code == 0 {
+		if log, err := os.ReadFile(filepath.Join(tmp, "mooring.log")); err != nil {
+			return 1, err
+		} else if i := bytes.Index(log, []byte("is forbidden")); i >= 0 {
+			start := max(0, bytes.LastIndexByte(log[:i], '\n'))
+			return 1, fmt.Errorf("the operator was denied a request by RBAC: %s", log[start:min(len(log), i+300)])
+		}
+	}
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "e2e: failed; logs kept in %s (cluster/logs/, mooring.log)\n", tmp)
 	}
@@ -114,7 +131,7 @@ func startOperator(ctx context.Context, extraArgs ...string) error {
 	args = append(args, extraArgs...)
 	op, err := localcluster.StartOperator(ctx, localcluster.OperatorOptions{
 		Binary:     suite.operatorBin,
-		Kubeconfig: suite.cluster.KubeconfigPath,
+		Kubeconfig: suite.operatorKubeconfig,
 		LogPath:    filepath.Join(suite.stateDir, "mooring.log"),
 		Args:       args,
 	})
