@@ -35,6 +35,9 @@ const (
 	CleanupImage = "docker.io/library/busybox:1.37"
 	// BackoffLimit is how many times a failed dump is retried before its Job fails.
 	BackoffLimit int32 = 2
+	// ActiveDeadline bounds a whole Job, retries included: a dump that hangs (a lock, a
+	// dead connection) must not hold the schedule forever under concurrencyPolicy Forbid.
+	ActiveDeadline int64 = 6 * 60 * 60
 	// maxJobName keeps a Job's name a valid value for the job-name label of its pods.
 	maxJobName    = 63
 	containerName = "dump"
@@ -134,9 +137,10 @@ func CleanupPodTemplate(v Volume, labels map[string]string) corev1.PodTemplateSp
 	return podTemplate(CleanupImage, CleanupScript, env, v, labels)
 }
 
-// JobSpec runs template to completion, retrying a failed pod BackoffLimit times.
+// JobSpec runs template to completion, retrying a failed pod BackoffLimit times, for at
+// most ActiveDeadline seconds.
 func JobSpec(template corev1.PodTemplateSpec) batchv1.JobSpec {
-	return batchv1.JobSpec{BackoffLimit: ptr.To(BackoffLimit), Template: template}
+	return batchv1.JobSpec{BackoffLimit: ptr.To(BackoffLimit), ActiveDeadlineSeconds: ptr.To(ActiveDeadline), Template: template}
 }
 
 func podTemplate(image, script string, env []corev1.EnvVar, v Volume, labels map[string]string) corev1.PodTemplateSpec {

@@ -121,3 +121,11 @@ func TestJobName(t *testing.T) {
 		t.Errorf("ShortHash %q %q", ShortHash("v1"), ShortHash("v2"))
 	}
 }
+
+// A hung dump must end: under concurrencyPolicy Forbid it would block every later run.
+func TestJobSpecIsBounded(t *testing.T) {
+	spec := JobSpec(corev1.PodTemplateSpec{})
+	if spec.ActiveDeadlineSeconds == nil || *spec.ActiveDeadlineSeconds <= 0 || spec.BackoffLimit == nil {
+		t.Fatalf("job spec %+v has no deadline or no backoff limit", spec)
+	}
+}
