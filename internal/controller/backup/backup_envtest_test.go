@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -449,4 +450,43 @@ func TestInvalidScheduleRejected(t *testing.T) {
 	if err := env.Client.Patch(ctx, ok, patch); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.schedule") {
 		t.Errorf("update to an invalid schedule: %v", err)
 	}
+}
+
+// A Backup whose database is deleted stops its schedule (each run could only fail), and
+// takes it up again when a database of that name runs again.
+func TestCronJobSuspendedWhileDatabaseGone(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "orders")
+	b := createBackup(t, ns, "nightly", "orders", nil)
+	key := client.ObjectKeyFromObject(b)
+	makeRunning(t, db)
+	suspended := func(want bool) func(*batchv1.CronJob) error {
+		return func(c *batchv1.CronJob) error {
+			if got := c.Spec.Suspend != nil && *c.Spec.Suspend; got != want {
+				return fmt.Errorf("suspend %v, want %v", got, want)
+			}
+			return nil
+		}
+	}
+	testutil.WaitFor(t, env.Client, key, &batchv1.CronJob{}, "CronJob running", suspended(false))
+
+	if err := env.Client.Delete(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, env.Client, key, &batchv1.CronJob{}, "CronJob suspended once the database is gone", suspended(true))
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, backup.ReasonCronJobSuspended, "nightly")
+	waitReady(t, key, metav1.ConditionFalse, backup.ReasonDatabaseNotFound, mooringv1.BackupPending)
+
+	// Play the garbage collector for the old cluster's children, then bring a new one up.
+	for _, child := range []client.Object{
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "orders-headless", Namespace: ns}},
+	} {
+		if err := env.Client.Delete(ctx, child); client.IgnoreNotFound(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	makeRunning(t, createDB(t, ns, "orders"))
+	testutil.WaitFor(t, env.Client, key, &batchv1.CronJob{}, "CronJob resumed with the new database", suspended(false))
 }

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,6 +81,9 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 		live := &batchv1.CronJob{}
 		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(b), live); err == nil {
 			o.cronJob = live
+			if err := suspendWhileGone(ctx, s, live, o.waitReason); err != nil {
+				return ctrl.Result{}, err
+			}
 		} else if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("get CronJob %s: %w", b.Name, err)
 		}
@@ -101,6 +105,33 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 	}
 	derive(s, o)
 	return ctrl.Result{}, nil
+}
+
+// suspendWhileGone suspends the CronJob of a Backup whose database no longer exists or is
+// being deleted: every run would only fail (or race the final snapshot). The next apply,
+// once the database runs again, sets suspend back from the spec. A database that is
+// merely not ready keeps its schedule.
+func suspendWhileGone(ctx context.Context, s *engine.Scope[*mooringv1.Backup], cj *batchv1.CronJob, reason string) error {
+	if reason != ReasonDatabaseNotFound && !databaseDeleting(ctx, s) {
+		return nil
+	}
+	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+		return nil
+	}
+	patch := client.MergeFrom(cj.DeepCopy())
+	cj.Spec.Suspend = ptr.To(true)
+	if err := s.Client.Patch(ctx, cj, patch, client.FieldOwner(engine.FieldOwner)); err != nil {
+		return fmt.Errorf("suspend CronJob %s: %w", cj.Name, err)
+	}
+	s.Event(corev1.EventTypeNormal, ReasonCronJobSuspended, "Suspend",
+		fmt.Sprintf("Suspended CronJob %s: DatabaseCluster %s is gone or being deleted.", cj.Name, s.Object.Spec.DatabaseRef.Name))
+	return nil
+}
+
+func databaseDeleting(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) bool {
+	db := &v1beta1.DatabaseCluster{}
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Object.Namespace, Name: s.Object.Spec.DatabaseRef.Name}, db)
+	return err == nil && db.DeletionTimestamp != nil
 }
 
 // derive sets status and reports a backup that failed since the last reconcile with one

@@ -19,4 +19,5 @@ const (
 	ReasonCleanupFailed      = "CleanupFailed"
 	ReasonCleanedUp          = "CleanedUp"
 	ReasonDumpsRetained      = "DumpsRetained"
+	ReasonCronJobSuspended   = "CronJobSuspended"
 )
