@@ -49,7 +49,7 @@ test: tools verify build ## Run every test: unit, envtest integration, and end t
 
 .PHONY: bench
 bench: tools ## Run the benchmarks.
-	KUBEBUILDER_ASSETS=$(TEST_ASSETS) go test -run '^$$' -bench . -benchtime 1x ./...
+	KUBEBUILDER_ASSETS=$(TEST_ASSETS) go test -run '^$$' -bench . -benchtime 3x ./...
 
 ##@ Run
 
