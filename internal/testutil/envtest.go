@@ -138,3 +138,19 @@ func zapLevel() zapcore.Level {
 	}
 	return zapcore.ErrorLevel // envtest output stays readable
 }
+
+// Main is a package's TestMain: it starts an Env, hands it to set (the package's own
+// variable), runs the tests, stops the Env and exits with the tests' code.
+func Main(m *testing.M, set func(*Env)) {
+	env, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	set(env)
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop envtest:", err)
+	}
+	os.Exit(code)
+}

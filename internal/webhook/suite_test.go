@@ -1,24 +1,12 @@
 package webhook_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
+// env is one API server for the package; every test works in its own namespace.
 var env *testutil.Env
 
-func TestMain(m *testing.M) {
-	var err error
-	if env, err = testutil.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop envtest:", err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.Main(m, func(e *testutil.Env) { env = e }) }
