@@ -245,32 +245,18 @@ func (s *Scope[T]) prune(ctx context.Context, owned []client.Object) error {
 		if err := s.Client.List(ctx, list, client.InNamespace(s.Object.GetNamespace()), sel); err != nil {
 			return fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
-		items, err := metaItems(list)
+		err = apimeta.EachListItem(list, func(o runtime.Object) error {
+			child := o.(client.Object)
+			if _, ok := s.applied[childKey{gvk, child.GetName()}]; ok {
+				return nil
+			}
+			return s.deleteChild(ctx, child, gvk.Kind)
+		})
 		if err != nil {
 			return err
 		}
-		for _, child := range items {
-			if _, ok := s.applied[childKey{gvk, child.GetName()}]; ok {
-				continue
-			}
-			if err := s.deleteChild(ctx, child, gvk.Kind); err != nil {
-				return err
-			}
-		}
 	}
 	return nil
-}
-
-func metaItems(list client.ObjectList) ([]client.Object, error) {
-	objs, err := apimeta.ExtractList(list)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]client.Object, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.(client.Object))
-	}
-	return out, nil
 }
 
 func ptrTo[V any](v V) *V { return &v }

@@ -13,7 +13,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -124,8 +126,7 @@ func count(t *testing.T, ns string, list client.ObjectList) int {
 	if err := suite.client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	items, _ := metaItems(list)
-	return len(items)
+	return meta.LenList(list)
 }
 
 // assertOneSetOfChildren checks every App has exactly its Deployment, Service and
@@ -145,16 +146,17 @@ func assertOneSetOfChildren(t *testing.T, ns string) {
 		if err := suite.client.List(context.Background(), list, client.InNamespace(ns), managed); err != nil {
 			t.Fatal(err)
 		}
-		items, _ := metaItems(list)
 		perApp := map[string]int{}
-		for _, o := range items {
+		_ = meta.EachListItem(list, func(ro runtime.Object) error {
+			o := ro.(client.Object)
 			owner := metav1.GetControllerOf(o)
 			if owner == nil || uids[string(owner.UID)] == "" {
 				t.Errorf("%T %s is orphaned (controller %v)", o, o.GetName(), owner)
-				continue
+				return nil
 			}
 			perApp[uids[string(owner.UID)]]++
-		}
+			return nil
+		})
 		for _, a := range apps.Items {
 			if perApp[a.Name] != 1 {
 				t.Errorf("App %s has %d children in %T, want 1", a.Name, perApp[a.Name], list)
