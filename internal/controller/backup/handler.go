@@ -81,7 +81,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 		live := &batchv1.CronJob{}
 		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(b), live); err == nil {
 			o.cronJob = live
-			if err := suspendWhileGone(ctx, s, live, o.waitReason); err != nil {
+			if err := suspendWhileGone(ctx, s, live, o.databaseGone); err != nil {
 				return ctrl.Result{}, err
 			}
 		} else if !apierrors.IsNotFound(err) {
@@ -111,11 +111,8 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 // being deleted: every run would only fail (or race the final snapshot). The next apply,
 // once the database runs again, sets suspend back from the spec. A database that is
 // merely not ready keeps its schedule.
-func suspendWhileGone(ctx context.Context, s *engine.Scope[*mooringv1.Backup], cj *batchv1.CronJob, reason string) error {
-	if reason != ReasonDatabaseNotFound && !databaseDeleting(ctx, s) {
-		return nil
-	}
-	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+func suspendWhileGone(ctx context.Context, s *engine.Scope[*mooringv1.Backup], cj *batchv1.CronJob, gone bool) error {
+	if !gone || ptr.Deref(cj.Spec.Suspend, false) {
 		return nil
 	}
 	patch := client.MergeFrom(cj.DeepCopy())
@@ -126,12 +123,6 @@ func suspendWhileGone(ctx context.Context, s *engine.Scope[*mooringv1.Backup], c
 	s.Event(corev1.EventTypeNormal, ReasonCronJobSuspended, "Suspend",
 		fmt.Sprintf("Suspended CronJob %s: DatabaseCluster %s is gone or being deleted.", cj.Name, s.Object.Spec.DatabaseRef.Name))
 	return nil
-}
-
-func databaseDeleting(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) bool {
-	db := &v1beta1.DatabaseCluster{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Object.Namespace, Name: s.Object.Spec.DatabaseRef.Name}, db)
-	return err == nil && db.DeletionTimestamp != nil
 }
 
 // derive sets status and reports a backup that failed since the last reconcile with one
@@ -155,6 +146,7 @@ func runningDatabase(ctx context.Context, s *engine.Scope[*mooringv1.Backup], o 
 	err := s.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.DatabaseRef.Name}, db)
 	switch {
 	case apierrors.IsNotFound(err):
+		o.databaseGone = true
 		o.waitReason = ReasonDatabaseNotFound
 		o.waitMessage = fmt.Sprintf("DatabaseCluster %s does not exist in namespace %s; backups start once it is Running.",
 			b.Spec.DatabaseRef.Name, b.Namespace)
@@ -163,6 +155,7 @@ func runningDatabase(ctx context.Context, s *engine.Scope[*mooringv1.Backup], o 
 	case db.DeletionTimestamp != nil || db.Status.Phase != v1beta1.DatabaseRunning:
 		phase := string(db.Status.Phase)
 		if db.DeletionTimestamp != nil {
+			o.databaseGone = true
 			phase = string(v1beta1.DatabaseDeleting)
 		}
 		if phase == "" {

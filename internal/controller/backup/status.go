@@ -17,6 +17,9 @@ type observed struct {
 	// waitReason and waitMessage say why the database cannot be backed up yet; empty when
 	// it is Running.
 	waitReason, waitMessage string
+	// databaseGone is true when the database does not exist or is being deleted: no later
+	// run can succeed, so the schedule is suspended.
+	databaseGone bool
 	// cronJob is the live CronJob, nil before there is one.
 	cronJob *batchv1.CronJob
 	// jobs are the Backup's dump Jobs, scheduled and on demand (cleanup Jobs aside).
