@@ -105,3 +105,21 @@ func ExpectNoWrites(t testing.TB, controller string, reconciles int, touch func(
 		t.Fatalf("reconciling converged objects of the %s controller wrote to the API server: %v", controller, writes)
 	}
 }
+
+// ExpectConvergedNoWrites waits until every object at keys passes reconciled, then touches
+// each with an annotation Mooring derives nothing from (it passes the controllers'
+// predicate, so each is reconciled again) and fails the test if those reconciles wrote
+// anything to the API server.
+func ExpectConvergedNoWrites[T client.Object](t testing.TB, c client.Client, controller string, keys []types.NamespacedName, newObj func() T, reconciled func(T) error) {
+	t.Helper()
+	for _, key := range keys {
+		WaitFor(t, c, key, newObj(), key.Name+" reconciled", reconciled)
+	}
+	ExpectNoWrites(t, controller, len(keys), func() {
+		for _, key := range keys {
+			Update(t, c, key, newObj(), func(o T) {
+				o.SetAnnotations(map[string]string{"example.com/touched": "yes"})
+			})
+		}
+	})
+}
