@@ -40,6 +40,7 @@ func TestProductionManifestsRender(t *testing.T) {
 		"Secret/" + SecretName,
 		"Service/mooring-webhook-service",
 		"Deployment/mooring-controller-manager",
+		"ClusterRole/mooring-admin", "ClusterRole/mooring-developer", "ClusterRole/mooring-auditor",
 	} {
 		if !names[want] {
 			t.Errorf("config/default renders no %s", want)
