@@ -16,7 +16,7 @@ const rollout = 2 * time.Minute
 
 func TestSampleAppRunsAndIsExplained(t *testing.T) {
 	ns := namespace(t, "sample")
-	sample, err := os.ReadFile(filepath.Join(suite.root, "config", "samples", "mooring_v1_app.yaml"))
+	sample, err := os.ReadFile(filepath.Join(suite.Root, "config", "samples", "mooring_v1_app.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

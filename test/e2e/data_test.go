@@ -9,7 +9,7 @@ import (
 
 func applySample(t *testing.T, ns, file string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(suite.root, "config", "samples", file))
+	data, err := os.ReadFile(filepath.Join(suite.Root, "config", "samples", file))
 	if err != nil {
 		t.Fatal(err)
 	}

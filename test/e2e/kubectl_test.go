@@ -14,7 +14,7 @@ import (
 
 // kubectl runs bin/k8s/kubectl against the suite's cluster and returns its output.
 func kubectl(args ...string) (string, error) {
-	cmd := exec.Command(filepath.Join(suite.binDir, "kubectl"), append([]string{"--kubeconfig", suite.cluster.KubeconfigPath}, args...)...)
+	cmd := exec.Command(filepath.Join(suite.BinDir, "kubectl"), append([]string{"--kubeconfig", suite.Cluster.KubeconfigPath}, args...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -36,7 +36,7 @@ func mustKubectl(t *testing.T, args ...string) string {
 // apply pipes a manifest into kubectl apply.
 func apply(t *testing.T, ns, manifest string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(suite.binDir, "kubectl"), "--kubeconfig", suite.cluster.KubeconfigPath, "apply", "-n", ns, "-f", "-")
+	cmd := exec.Command(filepath.Join(suite.BinDir, "kubectl"), "--kubeconfig", suite.Cluster.KubeconfigPath, "apply", "-n", ns, "-f", "-")
 	cmd.Stdin = strings.NewReader(manifest)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s\n---\n%s", err, out, manifest)

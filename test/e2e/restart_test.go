@@ -41,7 +41,7 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	if err := stopOperator(); err != nil {
 		t.Fatal(err)
 	}
-	watcher, err := kubernetes.NewForConfigOrDie(suite.cfg).AppsV1().Deployments(ns).Watch(context.Background(), metav1.ListOptions{})
+	watcher, err := kubernetes.NewForConfigOrDie(suite.Config).AppsV1().Deployments(ns).Watch(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 			t.Fatalf("saw %d Deployments in a minute, want 3", seen)
 		}
 	}
-	if err := syscall.Kill(suite.operator.Pid(), syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(suite.Operator.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = stopOperator() // reaps the killed process
@@ -76,7 +76,7 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	start := time.Now()
 	testutil.Eventually(t, 3*time.Minute, "all Apps Running", func() error {
 		apps := &mooringv1.AppList{}
-		if err := suite.client.List(context.Background(), apps, client.InNamespace(ns)); err != nil {
+		if err := suite.Client.List(context.Background(), apps, client.InNamespace(ns)); err != nil {
 			return err
 		}
 		running := 0
@@ -123,7 +123,7 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 
 func count(t *testing.T, ns string, list client.ObjectList) int {
 	t.Helper()
-	if err := suite.client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+	if err := suite.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	return meta.LenList(list)
@@ -134,7 +134,7 @@ func count(t *testing.T, ns string, list client.ObjectList) int {
 func assertOneSetOfChildren(t *testing.T, ns string) {
 	t.Helper()
 	apps := &mooringv1.AppList{}
-	if err := suite.client.List(context.Background(), apps, client.InNamespace(ns)); err != nil {
+	if err := suite.Client.List(context.Background(), apps, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	uids := map[string]string{}
@@ -143,7 +143,7 @@ func assertOneSetOfChildren(t *testing.T, ns string) {
 	}
 	managed := client.MatchingLabels{"app.kubernetes.io/managed-by": "mooring"}
 	for _, list := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}} {
-		if err := suite.client.List(context.Background(), list, client.InNamespace(ns), managed); err != nil {
+		if err := suite.Client.List(context.Background(), list, client.InNamespace(ns), managed); err != nil {
 			t.Fatal(err)
 		}
 		perApp := map[string]int{}
@@ -165,7 +165,7 @@ func assertOneSetOfChildren(t *testing.T, ns string) {
 	}
 	// One ReplicaSet per Deployment: no rollout was started twice.
 	rs := &appsv1.ReplicaSetList{}
-	if err := suite.client.List(context.Background(), rs, client.InNamespace(ns)); err != nil {
+	if err := suite.Client.List(context.Background(), rs, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	if len(rs.Items) != fleetSize {
@@ -175,7 +175,7 @@ func assertOneSetOfChildren(t *testing.T, ns string) {
 
 // scrape reads the operator's Prometheus metrics as "name{labels}" → value.
 func scrape() (map[string]float64, error) {
-	resp, err := http.Get("http://" + suite.operator.MetricsAddr + "/metrics")
+	resp, err := http.Get("http://" + suite.Operator.MetricsAddr + "/metrics")
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,223 @@
+// Package clusterenv starts what an end-to-end test package needs: a local cluster
+// (etcd, kube-apiserver, controller-manager, scheduler, kwok), Mooring's CRDs and
+// localhost webhooks, and the operator binary built from the checkout, running as a
+// ServiceAccount bound to the generated ClusterRole. Each test package that drives the
+// whole system gets its own Env from Main, so packages that break things on purpose
+// (faults, a stopped operator) never disturb each other.
+package clusterenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mooringhq/mooring/internal/devenv"
+	"github.com/mooringhq/mooring/internal/localcluster"
+	"github.com/mooringhq/mooring/internal/manager"
+	"github.com/mooringhq/mooring/internal/testutil"
+)
+
+// Env is a running local cluster with Mooring installed and, unless stopped, its operator.
+type Env struct {
+	// Root is the repository root; BinDir holds kubectl and the control-plane binaries.
+	Root, BinDir string
+	// StateDir holds the cluster's state and logs and the operator's log (mooring.log);
+	// it is kept when the package fails.
+	StateDir string
+	// OperatorBin is the operator built from this checkout.
+	OperatorBin string
+	// OperatorKubeconfig authenticates as the operator's ServiceAccount.
+	OperatorKubeconfig string
+	// WebhookPort is where the operator serves its webhooks on 127.0.0.1.
+	WebhookPort int
+	Cluster     *localcluster.Cluster
+	// Operator is the running operator, nil while stopped.
+	Operator *localcluster.Operator
+	// Config and Client act as the cluster admin.
+	Config *rest.Config
+	Client client.Client
+}
+
+// Options tune Main.
+type Options struct {
+	// Name prefixes the state directory, e.g. "e2e" or "faults".
+	Name string
+	// OperatorArgs are extra flags for the first operator start.
+	OperatorArgs []string
+	// NoOperator leaves the operator stopped after set-up (the package starts it itself).
+	NoOperator bool
+}
+
+// Main is a TestMain: it starts the Env, stores it in *env, runs the tests, and stops
+// everything. It fails the package when the operator was denied any request by RBAC.
+func Main(m *testing.M, env **Env, o Options) {
+	code, err := run(m, env, o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", o.Name, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M, out **Env, o Options) (int, error) {
+	start := time.Now()
+	e, err := Start(o)
+	if e != nil {
+		*out = e
+		defer e.stop()
+	}
+	if err != nil {
+		if e != nil {
+			fmt.Fprintf(os.Stderr, "%s: logs kept in %s (cluster/logs/, mooring.log)\n", o.Name, e.StateDir)
+		}
+		return 1, err
+	}
+	fmt.Fprintf(os.Stderr, "%s: cluster and operator ready in %s\n", o.Name, time.Since(start).Round(100*time.Millisecond))
+	code := m.Run()
+	if code == 0 {
+		// A rule missing from the generated ClusterRole shows up as a forbidden request in
+		// the operator's log, even when a retry hid it from the tests.
+		if err := e.CheckNotForbidden(); err != nil {
+			code = 1
+			fmt.Fprintf(os.Stderr, "%s: %v\n", o.Name, err)
+		}
+	}
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "%s: failed; logs kept in %s (cluster/logs/, mooring.log)\n", o.Name, e.StateDir)
+	} else {
+		_ = os.RemoveAll(e.StateDir)
+	}
+	return code, nil
+}
+
+// Start builds the operator, starts a cluster, installs Mooring and starts the operator
+// (unless o.NoOperator). On error the returned Env, if not nil, must still be stopped.
+func Start(o Options) (*Env, error) {
+	root, err := filepath.Abs(testutil.RepoRoot())
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Root: root, BinDir: filepath.Join(root, "bin", "k8s")}
+	if missing := localcluster.MissingBinaries(e.BinDir); len(missing) > 0 {
+		return nil, fmt.Errorf("%v missing in %s: run `make tools`", missing, e.BinDir)
+	}
+	if e.StateDir, err = os.MkdirTemp("", "mooring-"+o.Name+"-"); err != nil {
+		return nil, err
+	}
+	// Build the operator from this checkout, so a test never runs a stale binary.
+	e.OperatorBin = filepath.Join(e.StateDir, "mooring")
+	build := exec.Command("go", "build", "-o", e.OperatorBin, "./cmd/mooring")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return e, fmt.Errorf("build operator: %w", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if e.Cluster, err = localcluster.Start(ctx, localcluster.Options{
+		BinDir: e.BinDir, StateDir: filepath.Join(e.StateDir, "cluster"), Out: os.Stderr,
+	}); err != nil {
+		return e, err
+	}
+	e.Config = e.Cluster.Config
+	if e.Client, err = client.New(e.Config, client.Options{Scheme: manager.Scheme}); err != nil {
+		return e, err
+	}
+	if e.WebhookPort, err = localcluster.FreePort(); err != nil {
+		return e, err
+	}
+	if err := devenv.Install(ctx, e.Config, root, e.WebhookPort); err != nil {
+		return e, err
+	}
+	// The operator runs with the generated ClusterRole only, as in production.
+	if e.OperatorKubeconfig, err = devenv.OperatorKubeconfig(ctx, e.Config, root, e.StateDir); err != nil {
+		return e, err
+	}
+	if o.NoOperator {
+		return e, nil
+	}
+	if err := e.StartOperator(ctx, o.OperatorArgs...); err != nil {
+		return e, err
+	}
+	if err := testutil.Poll(time.Minute, func() error { return devenv.WebhooksReady(ctx, e.Config) }); err != nil {
+		return e, fmt.Errorf("webhooks not ready: %w", err)
+	}
+	return e, nil
+}
+
+// OperatorArgs are the flags every operator of the Env runs with: webhooks on localhost
+// with a self-made certificate, leader election off (extra args may turn it on).
+func (e *Env) OperatorArgs(extra ...string) []string {
+	args := append(devenv.OperatorArgs(e.StateDir, e.WebhookPort), "--leader-elect=false")
+	return append(args, extra...)
+}
+
+// StartOperator runs the operator binary against the cluster, appending to
+// <state>/mooring.log, and returns once it is ready.
+func (e *Env) StartOperator(ctx context.Context, extraArgs ...string) error {
+	op, err := e.StartOperatorProcess(ctx, "mooring.log", e.OperatorArgs(extraArgs...)...)
+	if err != nil {
+		return err
+	}
+	e.Operator = op
+	return nil
+}
+
+// StartOperatorProcess runs one more operator process with exactly args, logging to
+// <state>/<logName>; the caller stops it. Tests of leader election run two this way.
+func (e *Env) StartOperatorProcess(ctx context.Context, logName string, args ...string) (*localcluster.Operator, error) {
+	return localcluster.StartOperator(ctx, localcluster.OperatorOptions{
+		Binary:     e.OperatorBin,
+		Kubeconfig: e.OperatorKubeconfig,
+		LogPath:    filepath.Join(e.StateDir, logName),
+		Args:       args,
+	})
+}
+
+// StopOperator stops the operator started by StartOperator, if it runs.
+func (e *Env) StopOperator() error {
+	if e.Operator == nil {
+		return nil
+	}
+	err := e.Operator.Stop()
+	e.Operator = nil
+	return err
+}
+
+// Kubectl returns a kubectl command acting as the cluster admin.
+func (e *Env) Kubectl(args ...string) *exec.Cmd {
+	return exec.Command(filepath.Join(e.BinDir, "kubectl"), append([]string{"--kubeconfig", e.Cluster.KubeconfigPath}, args...)...)
+}
+
+// CheckNotForbidden fails when any operator log of the Env shows a request denied by RBAC.
+func (e *Env) CheckNotForbidden() error {
+	logs, _ := filepath.Glob(filepath.Join(e.StateDir, "*.log"))
+	for _, path := range logs {
+		log, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if i := bytes.Index(log, []byte("is forbidden")); i >= 0 {
+			start := max(0, bytes.LastIndexByte(log[:i], '\n'))
+			return fmt.Errorf("the operator was denied a request by RBAC (%s): %s", filepath.Base(path), log[start:min(len(log), i+300)])
+		}
+	}
+	return nil
+}
+
+func (e *Env) stop() {
+	_ = e.StopOperator()
+	if e.Cluster != nil {
+		_ = e.Cluster.Stop()
+	}
+}
