@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/mooringhq/mooring/internal/manager"
+	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
 )
 
 func main() {
@@ -74,7 +75,10 @@ func main() {
 		log.Error(err, "Unable to create manager")
 		os.Exit(1)
 	}
-	if err := manager.Setup(mgr, manager.Options{MaxConcurrentReconciles: concurrency}); err != nil {
+	if err := manager.Setup(mgr, manager.Options{
+		MaxConcurrentReconciles: concurrency,
+		Metrics:                 mooringmetrics.Options{WebhookCertDir: webhookCertDir},
+	}); err != nil {
 		log.Error(err, "Unable to set up controllers")
 		os.Exit(1)
 	}

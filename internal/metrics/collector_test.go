@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -21,7 +22,6 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
-	"github.com/mooringhq/mooring/internal/manager"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -60,7 +60,15 @@ func fixtures() []client.Object {
 }
 
 func newCollector(leading bool, objs ...client.Object) *ResourceCollector {
-	c := fake.NewClientBuilder().WithScheme(manager.Scheme).WithObjects(objs...).Build()
+	// The manager's scheme would import this package's importer; these two suffice.
+	scheme := runtime.NewScheme()
+	if err := mooringv1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := v1beta1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
 	return NewResourceCollector(c, func() bool { return leading }, logr.Discard())
 }
 
