@@ -184,4 +184,3 @@ func TestOnlyTheLeaderEmitsResourceSeries(t *testing.T) {
 		t.Fatalf("the replica that stepped down still emits %d resource series", len(got))
 	}
 }
-
