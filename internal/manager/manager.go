@@ -26,6 +26,7 @@ import (
 	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
 	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
+	"github.com/mooringhq/mooring/internal/tracing"
 )
 
 // Scheme knows the built-in kinds and Mooring's.
@@ -82,6 +83,11 @@ func CacheOptions() cache.Options {
 func New(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	apimetrics.Instrument(cfg)
+	// Traced only when tracing is set up (internal/tracing); a no-op otherwise.
+	tracing.Instrument(cfg, nil)
+	if opts.WebhookServer != nil {
+		opts.WebhookServer = tracing.WebhookServer(opts.WebhookServer, nil)
+	}
 	opts.Scheme = Scheme
 	opts.Cache = CacheOptions()
 	return ctrl.NewManager(cfg, opts)
