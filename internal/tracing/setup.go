@@ -51,7 +51,7 @@ func Setup(ctx context.Context, o Options) (shutdown func(context.Context) error
 	}
 	tp := NewProvider(sdktrace.NewBatchSpanProcessor(exporter), o.SamplingRatio, res)
 	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	otel.SetTextMapPropagator(propagator())
 	return tp.Shutdown, nil
 }
 
@@ -84,4 +84,9 @@ func newExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
 	default:
 		return nil, fmt.Errorf("OTLP protocol %q is not supported (want http/protobuf or grpc)", protocol)
 	}
+}
+
+// propagator is W3C trace context plus baggage, what OTLP back ends expect.
+func propagator() propagation.TextMapPropagator {
+	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 }

@@ -22,7 +22,8 @@ type tracedServer struct {
 
 // Register registers hook at path, wrapped in a server span.
 func (s *tracedServer) Register(path string, hook http.Handler) {
-	var opts []otelhttp.Option
+	// Named "webhook <path>": one name per webhook, whatever the method.
+	opts := []otelhttp.Option{otelhttp.WithSpanNameFormatter(func(operation string, _ *http.Request) string { return operation })}
 	if s.tp != nil {
 		opts = append(opts, otelhttp.WithTracerProvider(s.tp))
 	}
