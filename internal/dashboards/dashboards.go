@@ -128,8 +128,8 @@ func Operator() (dashboard.Dashboard, error) {
 			query("sum by (method, resource) ("+rate("mooring_api_requests_total")+")", "{{method}} {{resource}}"))).
 		WithPanel(graph("Child writes per second", "ops", "Creates, updates and deletes of child objects by kind; on a converged cluster this is zero.",
 			query(`sum by (kind, result) (`+rate(`mooring_child_operations_total{result!="skipped"}`)+")", "{{result}} {{kind}}"))).
-		WithPanel(graph("API request latency (p99)", "s", "99th percentile of API request latency by verb, as client-go measures it.",
-			query(p99("rest_client_request_duration_seconds_bucket", "verb"), "{{verb}}"))).
+		WithPanel(graph("Work time (p99)", "s", "99th percentile of how long processing one queued object takes, by controller.",
+			query(p99("workqueue_work_duration_seconds_bucket{"+queues+"}", "name"), "{{name}}"))).
 		WithPanel(graph("API responses by code", "reqps", "API responses by HTTP status code; 409 are conflicts, 429 throttling.",
 			query("sum by (code) ("+rate("rest_client_requests_total")+")", "{{code}}"))).
 		WithRow(dashboard.NewRowBuilder("Webhooks and leadership")).
