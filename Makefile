@@ -51,6 +51,16 @@ test: tools verify build ## Run every test: unit, envtest integration, and end t
 bench: tools ## Run the benchmarks.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) go test -run '^$$' -bench . -benchtime 3x ./...
 
+##@ Monitoring
+
+.PHONY: dashboards
+dashboards: ## Regenerate the Grafana dashboards in config/grafana from internal/dashboards.
+	go run ./hack/dashboards config/grafana
+
+.PHONY: metrics-doc
+metrics-doc: tools ## Regenerate docs/metrics.md from the registry of an operator under envtest.
+	KUBEBUILDER_ASSETS=$(TEST_ASSETS) go test -count=1 ./test/monitoring -run TestMetricsDoc -update
+
 ##@ Run
 
 .PHONY: run

@@ -131,6 +131,7 @@ func run(parent context.Context, cfg config) (err error) {
 		return interrupted(err)
 	}
 	fmt.Fprintf(out, "mooring-dev: operator ready, webhooks served (%s), pid %d, log %s\n", since(t0), op.Pid(), opLog)
+	fmt.Fprintf(out, "mooring-dev: metrics served at http://%s/metrics (Prometheus text; see docs/metrics.md)\n", op.MetricsAddr)
 
 	k := kubectl{
 		path:       filepath.Join(cfg.binDir, "kubectl"),

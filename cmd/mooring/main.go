@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"net/http"
@@ -20,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/mooringhq/mooring/internal/manager"
+	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
+	"github.com/mooringhq/mooring/internal/tracing"
 )
 
 func main() {
@@ -46,6 +49,8 @@ func main() {
 	flag.StringVar(&webhookOpts.Cert.Secret.Namespace, "webhook-secret-namespace", envOr("POD_NAMESPACE", "mooring-system"), "Namespace of the Secret that keeps the webhook CA and certificate.")
 	flag.StringVar(&webhookOpts.Cert.Secret.Name, "webhook-secret-name", "mooring-webhook-server-cert", "Name of the Secret that keeps the webhook CA and certificate.")
 	flag.BoolVar(&webhookOpts.Cert.WriteFiles, "webhook-cert-write", false, "Write the certificate from its Secret into --webhook-cert-dir (for running outside a cluster, where no volume mounts the Secret).")
+	var traceRatio float64
+	flag.Float64Var(&traceRatio, "trace-sampling-ratio", 1, "Share (0-1) of new traces recorded when OTEL_EXPORTER_OTLP_ENDPOINT turns tracing on; spans with a sampled parent are always recorded.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse() // --kubeconfig is registered by controller-runtime's config package.
@@ -54,6 +59,12 @@ func main() {
 	klog.SetLogger(ctrl.Log)
 	log := ctrl.Log.WithName("setup")
 
+	ctx := ctrl.SetupSignalHandler()
+	shutdownTracing, err := tracing.Setup(ctx, tracing.Options{SamplingRatio: traceRatio, Version: mooringmetrics.Version})
+	if err != nil {
+		log.Error(err, "Unable to set up tracing")
+		os.Exit(1)
+	}
 	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: secureMetrics}
 	if secureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
@@ -74,7 +85,10 @@ func main() {
 		log.Error(err, "Unable to create manager")
 		os.Exit(1)
 	}
-	if err := manager.Setup(mgr, manager.Options{MaxConcurrentReconciles: concurrency}); err != nil {
+	if err := manager.Setup(mgr, manager.Options{
+		MaxConcurrentReconciles: concurrency,
+		Metrics:                 mooringmetrics.Options{WebhookCertDir: webhookCertDir},
+	}); err != nil {
 		log.Error(err, "Unable to set up controllers")
 		os.Exit(1)
 	}
@@ -103,8 +117,15 @@ func main() {
 		os.Exit(1)
 	}
 
-	log.Info("Starting Mooring", "concurrency", concurrency, "leaderElection", leaderElect)
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	log.Info("Starting Mooring", "concurrency", concurrency, "leaderElection", leaderElect, "tracing", tracing.Enabled())
+	err = mgr.Start(ctx)
+	// Flush the spans of the last reconciles; the signal context is done by now.
+	flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if shutdownErr := shutdownTracing(flushCtx); shutdownErr != nil {
+		log.Error(shutdownErr, "Unable to flush traces")
+	}
+	cancel()
+	if err != nil {
 		log.Error(err, "Manager stopped with an error")
 		os.Exit(1)
 	}

@@ -35,6 +35,8 @@ type Reconciler[T Object] struct {
 	handler   Handler[T]
 	component string
 	owns      []client.Object
+	// kind names the reconciled kind in traces, e.g. "App".
+	kind string
 }
 
 // Options configure a Reconciler.
@@ -61,6 +63,11 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 		component: opts.Component,
 		owns:      opts.Owns,
 	}
+	gvk, err := apiutil.GVKForObject(handler.NewObject(), mgr.GetScheme())
+	if err != nil {
+		return fmt.Errorf("kind of %T: %w", handler.NewObject(), err)
+	}
+	r.kind = gvk.Kind
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(opts.Component).
 		// Status writes do not change the generation; skipping them spares a reconcile
@@ -80,8 +87,11 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 // Reconcile is the one skeleton every kind runs: fetch, finalize or pause, validate, sync,
 // prune, and write status once on the way out.
 func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
-	log := ctrl.LoggerFrom(ctx)
 	obj := r.handler.NewObject()
+	// One span per reconcile; deferred first, so it sees the result as returned.
+	ctx, span := startReconcile(ctx, r.kind, req)
+	defer func() { endReconcile(span, obj, res, retErr) }()
+	log := ctrl.LoggerFrom(ctx)
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

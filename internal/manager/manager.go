@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/apimetrics"
@@ -24,6 +25,8 @@ import (
 	cachecontroller "github.com/mooringhq/mooring/internal/controller/cache"
 	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
+	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
+	"github.com/mooringhq/mooring/internal/tracing"
 )
 
 // Scheme knows the built-in kinds and Mooring's.
@@ -38,6 +41,10 @@ func init() {
 type Options struct {
 	// MaxConcurrentReconciles per kind.
 	MaxConcurrentReconciles int
+	// Metrics configures Mooring's own collectors (resource metrics, build info, webhook
+	// certificate expiry); a nil Registerer means controller-runtime's metrics.Registry,
+	// which the manager's metrics endpoint serves.
+	Metrics mooringmetrics.Options
 }
 
 // ownedTypes are the child kinds of every Mooring kind, each once (several kinds own
@@ -76,6 +83,11 @@ func CacheOptions() cache.Options {
 func New(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	apimetrics.Instrument(cfg)
+	// Traced only when tracing is set up (internal/tracing); a no-op otherwise.
+	tracing.Instrument(cfg, nil)
+	if opts.WebhookServer != nil {
+		opts.WebhookServer = tracing.WebhookServer(opts.WebhookServer, nil)
+	}
 	opts.Scheme = Scheme
 	opts.Cache = CacheOptions()
 	return ctrl.NewManager(cfg, opts)
@@ -94,6 +106,13 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	if err := backupcontroller.SetupWithManager(context.Background(), mgr, o.MaxConcurrentReconciles); err != nil {
 		return fmt.Errorf("set up Backup controller: %w", err)
+	}
+	mo := o.Metrics
+	if mo.Registerer == nil {
+		mo.Registerer = ctrlmetrics.Registry
+	}
+	if err := mooringmetrics.Add(mgr, mo); err != nil {
+		return fmt.Errorf("set up metrics: %w", err)
 	}
 	return nil
 }

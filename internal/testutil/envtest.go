@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/mooringhq/mooring/internal/manager"
+	"github.com/mooringhq/mooring/internal/metrics"
 )
 
 // Env is a running API server with Mooring's manager reconciling against it.
@@ -90,7 +91,8 @@ func Start() (*Env, error) {
 	if _, err := manager.SetupWebhooks(mgr, manager.WebhookOptions{CertManagement: manager.CertsExternal}); err != nil {
 		return nil, err
 	}
-	if err := manager.Setup(mgr, manager.Options{MaxConcurrentReconciles: 4}); err != nil {
+	if err := manager.Setup(mgr, manager.Options{MaxConcurrentReconciles: 4,
+		Metrics: metrics.Options{WebhookCertDir: wh.LocalServingCertDir}}); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,0 +1,159 @@
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
+)
+
+var (
+	resourceLabels = []string{"kind", "namespace", "name"}
+
+	infoDesc = prometheus.NewDesc("mooring_resource_info",
+		"Always 1 for every Mooring resource; the phase label is its status.phase.",
+		append(resourceLabels, "phase"), nil)
+	conditionDesc = prometheus.NewDesc("mooring_resource_condition",
+		"A status condition of a Mooring resource as a state set: 1 for the condition's current status (True, False or Unknown), 0 for the other two.",
+		append(resourceLabels, "type", "status"), nil)
+	pausedDesc = prometheus.NewDesc("mooring_resource_paused",
+		"1 while reconciliation of the resource is paused (annotation mooring.dev/paused=true), else 0.",
+		resourceLabels, nil)
+	replicasDesc = prometheus.NewDesc("mooring_resource_replicas",
+		"Replicas (instances) the resource's spec asks for.",
+		resourceLabels, nil)
+	availableDesc = prometheus.NewDesc("mooring_resource_available_replicas",
+		"Replicas (instances) that are available; for a DatabaseCluster, the ready instances.",
+		resourceLabels, nil)
+	lastSuccessDesc = prometheus.NewDesc("mooring_backup_last_success_timestamp_seconds",
+		"When the Backup's last backup succeeded, in seconds since the epoch; absent before the first success.",
+		[]string{"namespace", "name"}, nil)
+	lastFailureDesc = prometheus.NewDesc("mooring_backup_last_failure_timestamp_seconds",
+		"When the Backup's last backup failed, in seconds since the epoch; absent if none ever failed.",
+		[]string{"namespace", "name"}, nil)
+	nextScheduleDesc = prometheus.NewDesc("mooring_backup_next_schedule_timestamp_seconds",
+		"When the Backup's schedule next runs after its last success (or creation): the time a new successful backup is due. In the past means overdue. Absent while suspended or paused.",
+		[]string{"namespace", "name"}, nil)
+)
+
+var conditionStatuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
+
+// listTimeout bounds a scrape's reads of the cache; they are in memory and return at once
+// on a leader whose informers have synced.
+const listTimeout = 10 * time.Second
+
+// ResourceCollector emits the mooring_resource_* and mooring_backup_* series from a reader
+// (the manager's cache) when leading says this replica leads.
+type ResourceCollector struct {
+	reader  client.Reader
+	leading func() bool
+	log     logr.Logger
+}
+
+// NewResourceCollector returns a collector over reader that emits series only while
+// leading returns true.
+func NewResourceCollector(reader client.Reader, leading func() bool, log logr.Logger) *ResourceCollector {
+	return &ResourceCollector{reader: reader, leading: leading, log: log}
+}
+
+// Describe sends every descriptor the collector may emit.
+func (c *ResourceCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{infoDesc, conditionDesc, pausedDesc, replicasDesc, availableDesc,
+		lastSuccessDesc, lastFailureDesc, nextScheduleDesc} {
+		ch <- d
+	}
+}
+
+// Collect lists Mooring's kinds from the reader and emits their series.
+func (c *ResourceCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.leading() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	resources, err := c.list(ctx)
+	if err != nil {
+		// A partial answer would look like deleted objects; report nothing for this
+		// scrape and say why in the log.
+		c.log.Error(err, "Unable to list resources for metrics")
+		return
+	}
+	for _, r := range resources {
+		emit(ch, r)
+	}
+}
+
+func (c *ResourceCollector) list(ctx context.Context) ([]resource, error) {
+	var out []resource
+	apps := &mooringv1.AppList{}
+	if err := c.reader.List(ctx, apps); err != nil {
+		return nil, err
+	}
+	for i := range apps.Items {
+		out = append(out, fromApp(&apps.Items[i]))
+	}
+	caches := &mooringv1.CacheInstanceList{}
+	if err := c.reader.List(ctx, caches); err != nil {
+		return nil, err
+	}
+	for i := range caches.Items {
+		out = append(out, fromCache(&caches.Items[i]))
+	}
+	dbs := &v1beta1.DatabaseClusterList{}
+	if err := c.reader.List(ctx, dbs); err != nil {
+		return nil, err
+	}
+	for i := range dbs.Items {
+		out = append(out, fromDatabase(&dbs.Items[i]))
+	}
+	backups := &mooringv1.BackupList{}
+	if err := c.reader.List(ctx, backups); err != nil {
+		return nil, err
+	}
+	for i := range backups.Items {
+		out = append(out, fromBackup(&backups.Items[i]))
+	}
+	return out, nil
+}
+
+func emit(ch chan<- prometheus.Metric, r resource) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	id := []string{r.kind, r.namespace, r.name}
+	gauge(infoDesc, 1, append(id, r.phase)...)
+	for _, cond := range r.conditions {
+		for _, s := range conditionStatuses {
+			gauge(conditionDesc, boolValue(cond.Status == s), append(id, cond.Type, string(s))...)
+		}
+	}
+	gauge(pausedDesc, boolValue(r.paused), id...)
+	if r.replicas != nil {
+		gauge(replicasDesc, float64(*r.replicas), id...)
+	}
+	if r.available != nil {
+		gauge(availableDesc, float64(*r.available), id...)
+	}
+	if b := r.backup; b != nil {
+		for d, t := range map[*prometheus.Desc]time.Time{
+			lastSuccessDesc: b.lastSuccess, lastFailureDesc: b.lastFailure, nextScheduleDesc: b.nextSchedule,
+		} {
+			if !t.IsZero() {
+				gauge(d, float64(t.Unix()), r.namespace, r.name)
+			}
+		}
+	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,109 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/robfig/cron/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/engine"
+)
+
+// Kind label values, the Kubernetes kind names.
+const (
+	KindApp             = "App"
+	KindCacheInstance   = "CacheInstance"
+	KindDatabaseCluster = "DatabaseCluster"
+	KindBackup          = "Backup"
+)
+
+// resource is what the collector reports about one object, whatever its kind.
+type resource struct {
+	kind, namespace, name, phase string
+	conditions                   []metav1.Condition
+	paused                       bool
+	// replicas (wanted) and available are nil for kinds without replicas.
+	replicas, available *int32
+	backup              *backupTimes
+}
+
+// backupTimes are a Backup's timestamps; zero times are not reported.
+type backupTimes struct {
+	lastSuccess, lastFailure, nextSchedule time.Time
+}
+
+func newResource(kind string, obj metav1.Object, phase string, conds []metav1.Condition) resource {
+	return resource{
+		kind: kind, namespace: obj.GetNamespace(), name: obj.GetName(), phase: phase,
+		conditions: conds, paused: obj.GetAnnotations()[engine.PausedAnnotation] == "true",
+	}
+}
+
+// replicasOr1 is the API's default for an unset replica count.
+func replicasOr1(n *int32) *int32 {
+	if n == nil {
+		one := int32(1)
+		return &one
+	}
+	return n
+}
+
+func fromApp(a *mooringv1.App) resource {
+	r := newResource(KindApp, a, string(a.Status.Phase), a.Status.Conditions)
+	r.replicas, r.available = replicasOr1(a.Spec.Replicas), &a.Status.AvailableReplicas
+	return r
+}
+
+func fromCache(c *mooringv1.CacheInstance) resource {
+	r := newResource(KindCacheInstance, c, string(c.Status.Phase), c.Status.Conditions)
+	r.replicas, r.available = replicasOr1(c.Spec.Replicas), &c.Status.AvailableReplicas
+	return r
+}
+
+func fromDatabase(d *v1beta1.DatabaseCluster) resource {
+	r := newResource(KindDatabaseCluster, d, string(d.Status.Phase), d.Status.Conditions)
+	// An unset replicaCount means one instance. A database's instances are available when
+	// they are ready to accept connections: readyReplicas.
+	wanted := max(d.Spec.ReplicaCount, 1)
+	r.replicas, r.available = &wanted, &d.Status.ReadyReplicas
+	return r
+}
+
+func fromBackup(b *mooringv1.Backup) resource {
+	r := newResource(KindBackup, b, string(b.Status.Phase), b.Status.Conditions)
+	t := &backupTimes{}
+	if b.Status.LastSuccessfulTime != nil {
+		t.lastSuccess = b.Status.LastSuccessfulTime.Time
+	}
+	if b.Status.LastFailedTime != nil {
+		t.lastFailure = b.Status.LastFailedTime.Time
+	}
+	t.nextSchedule = NextDue(b)
+	r.backup = t
+	return r
+}
+
+// NextDue is when the Backup's own schedule next runs after its last successful backup
+// (or, before the first success, after the Backup was created): the time by which a new
+// successful backup is due. While backups succeed on schedule it is the next run, in the
+// future; once it is in the past, a scheduled run was missed or has not succeeded yet.
+// It is zero when nothing is due: the schedule is suspended, the Backup is paused, or
+// the schedule does not parse (admission rejects those).
+func NextDue(b *mooringv1.Backup) time.Time {
+	if b.Spec.Suspend || b.GetAnnotations()[engine.PausedAnnotation] == "true" {
+		return time.Time{}
+	}
+	sched, err := cron.ParseStandard(b.Spec.Schedule)
+	if err != nil {
+		return time.Time{}
+	}
+	from := b.CreationTimestamp.Time
+	if b.Status.LastSuccessfulTime != nil && b.Status.LastSuccessfulTime.After(from) {
+		from = b.Status.LastSuccessfulTime.Time
+	}
+	// CronJobs run in the kube-controller-manager's time zone, UTC in practice, unless
+	// the schedule names one (CRON_TZ=...), which ParseStandard honours.
+	return sched.Next(from.UTC())
+}

@@ -1,0 +1,4 @@
+package tracing
+
+// Propagator is propagator for the tests.
+var Propagator = propagator
