@@ -55,7 +55,7 @@ func (env *doctorEnv) checkLease(ctx context.Context) Finding {
 	}
 	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
 	if holder == "" || lease.Spec.RenewTime == nil {
-		return fail(check, fixOperatorDown, "lease %s is held by nobody: no operator is leading", key)
+		return fail(check, fixOperatorDown, "lease %s is held by nobody (released by the last leader): the operator is not running", key)
 	}
 	leaseDuration := time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 15)) * time.Second
 	renewed := env.now.Sub(lease.Spec.RenewTime.Time)

@@ -104,11 +104,11 @@ func appendRows(rows []row, n *Node, prefix, indent string, o renderOptions) []r
 		condIndent = strings.Repeat(" ", utf8.RuneCountInString(n.Namespace)+2) + condIndent
 	}
 	for _, c := range n.Conditions {
-		if !o.ShowConditions && !conditionShown(c) {
+		if !o.ShowConditions && !c.Abnormal {
 			continue
 		}
 		st := StateOK
-		if conditionShown(c) {
+		if c.Abnormal {
 			st = StateWarning
 		}
 		text := fmt.Sprintf("%s%s=%s", condIndent, c.Type, c.Status)

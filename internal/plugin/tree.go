@@ -45,32 +45,32 @@ type Detail struct {
 	Time  *time.Time `json:"time,omitempty"`
 }
 
-// Condition is a status condition worth showing: one that is not True (or one that is
-// True and bad, like Paused), or any with --show-conditions.
+// Condition is a status condition of an object. Abnormal ones (a Ready that is not True,
+// a Paused that is) are printed with their message; --show-conditions prints all.
 type Condition struct {
-	Type    string    `json:"type"`
-	Status  string    `json:"status"`
-	Reason  string    `json:"reason,omitempty"`
-	Message string    `json:"message,omitempty"`
-	Since   time.Time `json:"since"`
+	Type     string    `json:"type"`
+	Status   string    `json:"status"`
+	Reason   string    `json:"reason,omitempty"`
+	Message  string    `json:"message,omitempty"`
+	Since    time.Time `json:"since"`
+	Abnormal bool      `json:"abnormal,omitempty"`
 }
 
-// trueIsBad lists condition types that are worth a line when True.
-var trueIsBad = map[string]bool{"Paused": true, "ReplicaFailure": true, "Failed": true, "FailureTarget": true}
-
-// conditionShown decides whether a condition is printed without --show-conditions.
-func conditionShown(c Condition) bool {
-	if trueIsBad[c.Type] {
-		return c.Status == string(metav1.ConditionTrue)
-	}
-	return c.Status != string(metav1.ConditionTrue)
-}
+// Most conditions are good when True. These are worth a line when True instead: Paused
+// and failures, and Progressing, which is True while a rollout is under way and False
+// once it is done.
+var abnormalWhenTrue = map[string]bool{"Paused": true, "ReplicaFailure": true, "Failed": true, "Progressing": true}
 
 // fromMetaConditions converts the conditions of a Mooring object.
 func fromMetaConditions(conds []metav1.Condition) []Condition {
 	out := make([]Condition, 0, len(conds))
 	for _, c := range conds {
-		out = append(out, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.Time})
+		abnormal := c.Status != metav1.ConditionTrue
+		if abnormalWhenTrue[c.Type] {
+			abnormal = c.Status == metav1.ConditionTrue
+		}
+		out = append(out, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			Since: c.LastTransitionTime.Time, Abnormal: abnormal})
 	}
 	return out
 }

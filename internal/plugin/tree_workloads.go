@@ -32,7 +32,13 @@ func (s *Snapshot) deploymentNode(d *appsv1.Deployment) *Node {
 		n.Status, n.State = "Available", StateOK
 	}
 	for _, c := range d.Status.Conditions {
-		n.Conditions = append(n.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.Time})
+		// Available and Progressing are good when True; ReplicaFailure when False.
+		abnormal := c.Status != corev1.ConditionTrue
+		if c.Type == appsv1.DeploymentReplicaFailure {
+			abnormal = c.Status == corev1.ConditionTrue
+		}
+		n.Conditions = append(n.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			Since: c.LastTransitionTime.Time, Abnormal: abnormal})
 	}
 	for _, rs := range owned[appsv1.ReplicaSet](s.ReplicaSets, d) {
 		// Old ReplicaSets scaled to zero are history, not state.
@@ -80,9 +86,8 @@ func podNode(p *corev1.Pod, role string) *Node {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			podReady = c.Status == corev1.ConditionTrue
-			if !podReady {
-				n.Conditions = append(n.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.Time})
-			}
+			n.Conditions = append(n.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+				Since: c.LastTransitionTime.Time, Abnormal: !podReady})
 		}
 	}
 	switch {
@@ -200,13 +205,14 @@ func configMapNode(cm *corev1.ConfigMap) *Node {
 
 func disruptionBudgetNode(pdb *policyv1.PodDisruptionBudget) *Node {
 	n := &Node{Kind: "PodDisruptionBudget", Name: pdb.Name, Created: pdb.CreationTimestamp.Time,
-		Ready: ratio(pdb.Status.CurrentHealthy, pdb.Status.DesiredHealthy)}
+		Ready: ratio(pdb.Status.CurrentHealthy, pdb.Status.ExpectedPods)}
 	if pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy {
 		n.Status, n.State = "Healthy", StateOK
 	} else {
 		n.Status, n.State = "Degraded", StateWarning
 	}
-	n.Details = append(n.Details, value("allowed disruptions", fmt.Sprint(pdb.Status.DisruptionsAllowed)))
+	n.Details = append(n.Details, value("min healthy", fmt.Sprint(pdb.Status.DesiredHealthy)),
+		value("allowed disruptions", fmt.Sprint(pdb.Status.DisruptionsAllowed)))
 	return n
 }
 
@@ -226,7 +232,8 @@ func jobNode(j *batchv1.Job) *Node {
 			n.Status, n.State = "Complete", StateOK
 		case batchv1.JobFailed:
 			n.Status, n.State = "Failed", StateError
-			n.Conditions = append(n.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.Time})
+			n.Conditions = append(n.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+				Since: c.LastTransitionTime.Time, Abnormal: true})
 		}
 	}
 	if j.Status.StartTime != nil && j.Status.CompletionTime != nil {
