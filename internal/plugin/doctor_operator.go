@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -100,15 +101,12 @@ func operatorVersion(ctx context.Context, c client.Reader, ns string) (string, e
 
 // imageTag is the tag (or digest) of an image reference, or the reference itself.
 func imageTag(image string) string {
-	for i := len(image) - 1; i >= 0; i-- {
-		switch image[i] {
-		case '@':
-			return image[i+1:]
-		case ':':
-			return image[i+1:]
-		case '/':
-			return image
-		}
+	if i := strings.LastIndexByte(image, '@'); i >= 0 {
+		return image[i+1:]
+	}
+	// A colon after the last slash starts the tag; one before it is a registry's port.
+	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
+		return image[i+1:]
 	}
 	return image
 }

@@ -64,6 +64,9 @@ func renderTrees(w io.Writer, roots []*Node, o renderOptions) error {
 	var b strings.Builder
 	for _, r := range rows {
 		if r.cells == nil {
+			if o.Namespaces {
+				b.WriteString(strings.Repeat(" ", widths[0]+2))
+			}
 			b.WriteString(paint(r.condition, r.condState, o.Color))
 			b.WriteByte('\n')
 			continue
@@ -99,9 +102,6 @@ func appendRows(rows []row, n *Node, prefix, indent string, o renderOptions) []r
 	condIndent := indent + "  "
 	if len(n.Children) > 0 {
 		condIndent = indent + "│ "
-	}
-	if o.Namespaces {
-		condIndent = strings.Repeat(" ", utf8.RuneCountInString(n.Namespace)+2) + condIndent
 	}
 	for _, c := range n.Conditions {
 		if !o.ShowConditions && !c.Abnormal {
