@@ -104,11 +104,14 @@ func checkCRDs(ctx context.Context, env *doctorEnv) []Finding {
 	return out
 }
 
-// endpoint is where the API server sends one webhook configuration's calls.
+// endpoint is a server the API server sends webhook calls to: a Service, or a URL's
+// scheme and host (paths differ per webhook, the server and its certificate do not).
 type endpoint struct {
-	url      string // set for a URL client config
+	url      string // set for a URL client config: https://host:port
 	service  *admissionv1.ServiceReference
 	caBundle []byte
+	// webhooks is how many webhooks of the configuration call it.
+	webhooks int
 }
 
 // host is the name the serving certificate must carry for this endpoint.
@@ -128,6 +131,14 @@ func (e endpoint) String() string {
 		return fmt.Sprintf("Service %s/%s:%d", e.service.Namespace, e.service.Name, ptr.Deref(e.service.Port, 443))
 	}
 	return e.url
+}
+
+// calls says how many webhooks call the endpoint, for messages.
+func (e endpoint) calls() string {
+	if e.webhooks == 1 {
+		return "1 webhook at " + e.String()
+	}
+	return fmt.Sprintf("%d webhooks at %s", e.webhooks, e)
 }
 
 // servingCert is the webhook's serving certificate and where it was found.
@@ -191,9 +202,16 @@ func checkWebhooks(ctx context.Context, env *doctorEnv) []Finding {
 }
 
 func appendEndpoint(list []endpoint, cc admissionv1.WebhookClientConfig) []endpoint {
-	e := endpoint{url: ptr.Deref(cc.URL, ""), service: cc.Service, caBundle: cc.CABundle}
-	for _, have := range list {
+	e := endpoint{service: cc.Service, caBundle: cc.CABundle, webhooks: 1}
+	if raw := ptr.Deref(cc.URL, ""); raw != "" {
+		e.url = raw
+		if u, err := url.Parse(raw); err == nil {
+			e.url = u.Scheme + "://" + u.Host
+		}
+	}
+	for i, have := range list {
 		if have.String() == e.String() && string(have.caBundle) == string(e.caBundle) {
+			list[i].webhooks++
 			return list
 		}
 	}
@@ -214,36 +232,40 @@ const fixOperatorDown = "start the operator (in a cluster: kubectl -n mooring-sy
 func (env *doctorEnv) checkEndpoint(ctx context.Context, check string, e endpoint) Finding {
 	if len(e.caBundle) == 0 {
 		return fail(check, "the operator injects its CA when running with --webhook-cert-management=self; with cert-manager, check the cainjector annotation",
-			"%s: no CA bundle, the API server cannot trust the webhook", e)
+			"%s: no CA bundle, the API server cannot trust the webhook", e.calls())
 	}
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(e.caBundle) {
-		return fail(check, "re-inject the CA (restart the operator, or cert-manager's cainjector)", "%s: the CA bundle holds no PEM certificate", e)
+		return fail(check, "re-inject the CA (restart the operator, or cert-manager's cainjector)", "%s: the CA bundle holds no PEM certificate", e.calls())
 	}
+	// The certificate to verify: the one served at a URL, or for a Service (whose cluster
+	// IP this machine cannot dial) the one in the operator's Secret.
+	var serving *servingCert
 	if e.service != nil {
 		if f, ok := env.checkService(ctx, check, e); !ok {
 			return f
 		}
+		cert, err := env.secretCert(ctx)
+		if err != nil {
+			return fail(check, "the operator fills Secret "+env.operatorNamespace+"/"+env.secretName+" when it starts", "%s: no serving certificate to verify: %v", e.calls(), err)
+		}
+		serving = cert
 	} else {
 		cert, err := dialCert(ctx, e.url)
 		if err != nil {
-			return fail(check, fixOperatorDown, "%s does not answer: %v", e, err)
+			return fail(check, fixOperatorDown, "%s: it does not answer: %v", e.calls(), err)
 		}
-		env.serving = &servingCert{cert: cert, source: "served at " + e.url}
+		serving = &servingCert{cert: cert, source: "served at " + e.url}
 	}
 	if env.serving == nil {
-		cert, err := env.secretCert(ctx)
-		if err != nil {
-			return fail(check, "the operator fills Secret "+env.operatorNamespace+"/"+env.secretName+" when it starts", "%s: no serving certificate to verify: %v", e, err)
-		}
-		env.serving = cert
+		env.serving = serving
 	}
-	_, err := env.serving.cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: e.host(), CurrentTime: env.now})
+	_, err := serving.cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: e.host(), CurrentTime: env.now})
 	if err != nil {
 		return fail(check, "the operator re-injects its CA and renews the certificate when running; restart it if this persists",
-			"%s: the CA bundle does not verify the serving certificate (%s) for %s: %v", e, env.serving.source, e.host(), err)
+			"%s: the CA bundle does not verify the serving certificate (%s) for %s: %v", e.calls(), serving.source, e.host(), err)
 	}
-	return pass(check, "%s; the CA bundle verifies the serving certificate for %s", e, e.host())
+	return pass(check, "%s; the CA bundle verifies the serving certificate for %s", e.calls(), e.host())
 }
 
 // checkService checks that a webhook Service exists and has a ready endpoint; the

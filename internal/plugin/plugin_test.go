@@ -6,7 +6,12 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"log"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +182,43 @@ func TestCompletion(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), "app/\ncacheinstance/\ndatabasecluster/\nbackup/\n") {
 		t.Errorf("completion of a kind:\n%s", out.String())
+	}
+}
+
+// A URL webhook: its CA bundle must verify what is served there; a server that does not
+// answer, a missing bundle or one of another CA fail, each with its own message.
+func TestCheckEndpointURL(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	// The checks close connections right after the handshake, which the server would log.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	good := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	other := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: selfSigned(t, now.Add(-time.Hour), now.Add(time.Hour)).Raw})
+	hook := func(ca []byte) endpoint {
+		return endpoint{url: srv.URL, caBundle: ca, webhooks: 2}
+	}
+	tests := map[string]struct {
+		e       endpoint
+		verdict Verdict
+		says    string
+	}{
+		"verified":   {hook(good), Pass, "2 webhooks at " + srv.URL + "; the CA bundle verifies the serving certificate for 127.0.0.1"},
+		"no bundle":  {hook(nil), Fail, "no CA bundle"},
+		"other CA":   {hook(other), Fail, "the CA bundle does not verify the serving certificate (served at " + srv.URL + ")"},
+		"not a cert": {hook([]byte("junk")), Fail, "holds no PEM certificate"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			env := &doctorEnv{now: time.Now()}
+			got := env.checkEndpoint(t.Context(), "webhook", tc.e)
+			if got.Verdict != tc.verdict || !strings.Contains(got.Message, tc.says) {
+				t.Fatalf("got %s %q, want %s with %q", got.Verdict, got.Message, tc.verdict, tc.says)
+			}
+		})
+	}
+	srv.Close()
+	env := &doctorEnv{now: time.Now()}
+	if got := env.checkEndpoint(t.Context(), "webhook", hook(good)); got.Verdict != Fail || !strings.Contains(got.Message, "it does not answer") {
+		t.Fatalf("closed server: %s %q", got.Verdict, got.Message)
 	}
 }

@@ -55,6 +55,7 @@ func TestBackupWaitSucceedsAndFails(t *testing.T) {
 
 	first := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	out := mustRun(t, clockAt(first), "backup", "-n", ns, "shop-daily", "--wait", "--timeout", "2m")
+	t.Logf("kubectl mooring backup shop-daily --wait:\n%s", out)
 	job := plugin.ManualJobName("shop-daily", first.Format(time.RFC3339Nano))
 	if !strings.Contains(out, "Job "+job+": Complete") {
 		t.Errorf("backup --wait output does not say Job %s completed:\n%s", job, out)
@@ -85,6 +86,7 @@ func TestBackupWaitSucceedsAndFails(t *testing.T) {
 	if r.err == nil || !strings.Contains(r.err.Error(), "BackoffLimitExceeded") {
 		t.Errorf("backup --wait of a failed Job: error %v, want one naming BackoffLimitExceeded\n%s", r.err, r.out)
 	}
+	t.Logf("kubectl mooring backup shop-daily --wait, failing:\n%s%v", r.out, r.err)
 	if !strings.Contains(r.out, "Job "+failing+": Failed") {
 		t.Errorf("backup --wait output does not say Job %s failed:\n%s", failing, r.out)
 	}

@@ -83,6 +83,10 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("healthy install has failures:\n%s", healthy)
 	}
 	t.Logf("doctor on a healthy install:\n%s", healthy)
+	// The operator of the suite runs outside the cluster: no Deployment tells its version.
+	if v := mustRun(t, nil, "version"); !strings.Contains(v, "plugin:   devel") || !strings.Contains(v, "operator: unknown (no Deployment") {
+		t.Errorf("version printed:\n%s", v)
+	}
 
 	t.Run("webhook Service missing", func(t *testing.T) { webhookServiceMissing(t, ns) })
 	t.Run("operator stopped and certificate expired", func(t *testing.T) { operatorStoppedAndCertificateExpired(t, ns) })

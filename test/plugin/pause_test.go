@@ -30,6 +30,7 @@ func TestPauseAndResume(t *testing.T) {
 	waitDeploymentReplicas(t, ns, "hello", 2)
 
 	out := mustRun(t, nil, "pause", "-n", ns, "app/hello")
+	t.Logf("kubectl mooring pause app/hello:\n%s", out)
 	if !strings.Contains(out, "app/hello paused") || !strings.Contains(out, "Paused=True (PausedByAnnotation)") {
 		t.Errorf("pause printed:\n%s", out)
 	}
