@@ -82,10 +82,10 @@ var errBackupFailed = errors.New("backup failed")
 // follow waits for the Job to finish. While the Job does not exist yet, the Backup's Ready
 // condition says why (e.g. the database is not Running), and that is reported on timeout.
 func (bo *backupOptions) follow(ctx context.Context, c client.Client, b *mooringv1.Backup, name string) error {
-	start := bo.now()
+	start := time.Now() // a duration, so the wall clock, whatever Options.Now says
 	key := client.ObjectKey{Namespace: b.Namespace, Name: name}
 	var j batchv1.Job
-	lastPhase := ""
+	seen, lastPhase := false, ""
 	err := wait.PollUntilContextTimeout(ctx, time.Second, bo.timeout, true, func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, key, &j); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -93,19 +93,20 @@ func (bo *backupOptions) follow(ctx context.Context, c client.Client, b *mooring
 			}
 			return false, err
 		}
+		seen = true
+		finished, _ := jobResult(&j)
 		phase := "Pending"
-		if j.Status.Active > 0 {
+		if j.Status.Active > 0 || j.Status.StartTime != nil {
 			phase = "Running"
 		}
-		if phase != lastPhase {
+		if phase != lastPhase && !finished {
 			fmt.Fprintf(bo.Streams.Out, "Job %s: %s\n", name, phase)
 			lastPhase = phase
 		}
-		finished, _ := jobResult(&j)
 		return finished, nil
 	})
 	if err != nil {
-		if lastPhase != "" {
+		if seen {
 			return fmt.Errorf("job %s did not finish within %s: %w", name, bo.timeout, err)
 		}
 		why := ""
@@ -116,7 +117,7 @@ func (bo *backupOptions) follow(ctx context.Context, c client.Client, b *mooring
 		}
 		return fmt.Errorf("mooring started no Job %s within %s%s", name, bo.timeout, why)
 	}
-	took := bo.now().Sub(start).Round(time.Second)
+	took := time.Since(start).Round(time.Second)
 	if _, failure := jobResult(&j); failure != "" {
 		fmt.Fprintf(bo.Streams.Out, "Job %s: Failed after %s: %s\n", name, took, failure)
 		return fmt.Errorf("%w: Job %s: %s (kubectl logs -n %s job/%s)", errBackupFailed, name, failure, b.Namespace, name)
