@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the kubectl-mooring release archives into dist/ and writes the version, the
-# download URLs and each archive's sha256 into the krew manifest plugins/mooring.yaml.
+# Builds a kubectl-mooring release archive into dist/ for every platform of the krew
+# manifest plugins/mooring.yaml, and writes the version, the download URLs and each
+# archive's sha256 into the manifest.
 # Archives are reproducible (-trimpath, fixed mtime and owner), so the same source and Go
 # version give the same sha256.
 set -euo pipefail
@@ -10,7 +11,8 @@ manifest=plugins/mooring.yaml
 rm -rf dist && mkdir -p dist
 sed -i -e "s/^  version: .*/  version: ${version}/" \
 	-e "s#releases/download/[^/]*/#releases/download/${version}/#" "$manifest"
-for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+# The platforms are the manifest's archives: .../kubectl-mooring_<os>_<arch>.tar.gz
+for platform in $(sed -n 's#.*/kubectl-mooring_\([a-z0-9]*\)_\([a-z0-9]*\)\.tar\.gz$#\1/\2#p' "$manifest"); do
 	os=${platform%/*} arch=${platform#*/}
 	dir=dist/${os}_${arch}
 	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \

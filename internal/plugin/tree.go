@@ -31,7 +31,7 @@ type Node struct {
 	// Status is the phase, or the reason when there is no phase.
 	Status  string    `json:"status,omitempty"`
 	State   State     `json:"state,omitempty"`
-	Created time.Time `json:"created"`
+	Created time.Time `json:"created,omitzero"`
 	// Details are short facts: "node mooring-node-1", "role primary", "next run in 5h".
 	Details    []Detail    `json:"details,omitempty"`
 	Conditions []Condition `json:"conditions,omitempty"`
@@ -52,7 +52,7 @@ type Condition struct {
 	Status   string    `json:"status"`
 	Reason   string    `json:"reason,omitempty"`
 	Message  string    `json:"message,omitempty"`
-	Since    time.Time `json:"since"`
+	Since    time.Time `json:"since,omitzero"`
 	Abnormal bool      `json:"abnormal,omitempty"`
 }
 
