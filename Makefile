@@ -30,9 +30,14 @@ manifests: generate ## Generate CRDs, RBAC and webhook configurations from the c
 		output:webhook:artifacts:config=config/webhook
 
 .PHONY: build
-build: ## Build the operator (bin/mooring) and the developer command (bin/mooring-dev).
+build: ## Build the operator (bin/mooring), the developer command (bin/mooring-dev) and the kubectl plugin (bin/kubectl-mooring).
 	go build -o bin/mooring ./cmd/mooring
 	go build -o bin/mooring-dev ./cmd/mooring-dev
+	go build -o bin/kubectl-mooring ./cmd/kubectl-mooring
+
+.PHONY: plugin-dist
+plugin-dist: ## Build the kubectl plugin's release archives into dist/ and write their sha256 into plugins/mooring.yaml (VERSION=vX.Y.Z).
+	@hack/plugin-dist.sh
 
 ##@ Test
 

@@ -26,6 +26,10 @@ const (
 const (
 	// PausedAnnotation set to "true" stops all changes to the object's children.
 	PausedAnnotation = "mooring.dev/paused"
+	// ReconcileRequestedAnnotation asks for a reconcile now (kubectl mooring reconcile sets
+	// it to the time of the request). Nothing reads its value: like the pause switch, a
+	// changed annotation passes the For() predicate, and that is the whole mechanism.
+	ReconcileRequestedAnnotation = "mooring.dev/reconcile-requested-at"
 	// SpecHashAnnotation on a child holds a hash of what Mooring last applied to it, so a
 	// spec change (including a removed field) is noticed without a server round trip.
 	SpecHashAnnotation = "mooring.dev/spec-hash"

@@ -28,7 +28,9 @@ func FinishJob(t testing.TB, c client.Client, key types.NamespacedName, succeed 
 			return err
 		}
 		now := metav1.Now()
-		j.Status.StartTime = &now
+		if j.Status.StartTime == nil { // immutable once the Job controller set it
+			j.Status.StartTime = &now
+		}
 		if succeed {
 			j.Status.Succeeded, j.Status.CompletionTime = 1, &now
 			j.Status.Conditions = []batchv1.JobCondition{
