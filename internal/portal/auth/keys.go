@@ -232,6 +232,8 @@ func (k *Keyring) KeyIDs() []string {
 	for id := range k.keys {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(i, j int) bool { return keyTime(ids[i]).Before(keyTime(ids[j])) || (keyTime(ids[i]).Equal(keyTime(ids[j])) && ids[i] < ids[j]) })
+	sort.Slice(ids, func(i, j int) bool {
+		return keyTime(ids[i]).Before(keyTime(ids[j])) || (keyTime(ids[i]).Equal(keyTime(ids[j])) && ids[i] < ids[j])
+	})
 	return ids
 }

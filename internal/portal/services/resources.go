@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/portal/cluster"
 	"github.com/mooringhq/mooring/internal/portal/models"
 )

@@ -67,8 +67,8 @@ func (k *Kube) Create(ctx context.Context, u *portalv1alpha1.User, passwordHash 
 			Labels:          map[string]string{portalv1alpha1.IDLabel: u.Spec.ID},
 			OwnerReferences: []metav1.OwnerReference{OwnerRef(u)},
 		},
-		Type:      corev1.SecretTypeOpaque,
-		Data:      map[string][]byte{hashKey: []byte(passwordHash)},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{hashKey: []byte(passwordHash)},
 	}
 	if err := k.c.Create(ctx, s); err != nil {
 		// Without a hash the account is unusable and its name blocked: give the name back.
