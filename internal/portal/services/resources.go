@@ -137,7 +137,15 @@ func (r *Resources) Events(ctx context.Context, caller *Caller, namespace string
 	if err != nil {
 		return nil, err
 	}
-	return cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{})
+	l, err := cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if l.Items == nil {
+		l.Items = []corev1.Event{} // a list, never null
+	}
+	l.APIVersion, l.Kind = "v1", "EventList"
+	return l, nil
 }
 
 // Namespaces lists the namespaces the caller may use: all of them for a caller RBAC
