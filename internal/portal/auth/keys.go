@@ -203,12 +203,12 @@ func (k *Keyring) signing() (string, ed25519.PrivateKey, error) {
 }
 
 // verifying returns the public key with id kid. A key another replica just added is
-// not known yet: then the Secret is read once more (at most every few seconds, so
+// not known yet: then the Secret is read once more (at most once a second, so
 // garbage kids cannot make the portal hammer the API server).
 func (k *Keyring) verifying(ctx context.Context, kid string) (ed25519.PublicKey, error) {
 	k.mu.RLock()
 	key, ok := k.keys[kid]
-	stale := k.opts.Now().Sub(k.loaded) > 5*time.Second
+	stale := k.opts.Now().Sub(k.loaded) > time.Second
 	k.mu.RUnlock()
 	if !ok && stale {
 		if err := k.Sync(ctx); err != nil {
