@@ -77,6 +77,14 @@ func TestRolesDecideWhatUsersDo(t *testing.T) {
 	r = p.Do("PATCH", "/api/v1/namespaces/"+nsA+"/apps/web", devTok, map[string]any{"spec": map[string]any{"replicas": 3}})
 	portaltest.Expect(t, r, http.StatusOK, "patch the App")
 	portaltest.Expect(t, p.Do("GET", "/api/v1/namespaces/"+nsA+"/apps", devTok, nil), http.StatusOK, "list Apps")
+	// backups/{name} and backups/{name}/run share a prefix in the router: both must route.
+	r = p.Do("GET", "/api/v1/namespaces/"+nsA+"/backups/nightly", devTok, nil)
+	portaltest.Expect(t, r, http.StatusNotFound, "get a missing Backup")
+	if e := r.Error(t); e.Code != "NotFound" || !strings.Contains(e.Message, "backups.mooring.dev") {
+		t.Fatalf("want the API server's NotFound for the Backup, got %+v", e)
+	}
+	portaltest.Expect(t, p.Do("POST", "/api/v1/namespaces/"+nsA+"/backups/nightly/run", devTok, nil), http.StatusNotFound, "run a missing Backup")
+	portaltest.Expect(t, p.Do("GET", "/api/v1/namespaces/"+nsA+"/widgets", devTok, nil), http.StatusNotFound, "an unknown kind")
 	portaltest.Expect(t, p.Do("GET", "/api/v1/namespaces/"+nsA+"/events", devTok, nil), http.StatusOK, "list events")
 	// Invalid objects: the API server's 422 with every field error passes through.
 	bad := map[string]any{"metadata": map[string]any{"name": "bad"}, "spec": map[string]any{"image": "", "replicas": -1, "port": 0}}
