@@ -25,13 +25,15 @@ generate: tools ## Generate deepcopy code for the API types.
 
 .PHONY: manifests
 manifests: generate ## Generate CRDs, RBAC and webhook configurations from the code's markers.
-	$(CONTROLLER_GEN) crd rbac:roleName=manager-role webhook paths=./... \
-		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac \
-		output:webhook:artifacts:config=config/webhook
+	$(CONTROLLER_GEN) crd webhook paths=./... \
+		output:crd:artifacts:config=config/crd/bases output:webhook:artifacts:config=config/webhook
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="$$(hack/operator-rbac-paths.sh)" output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=mooring-portal paths=./internal/portal/... output:rbac:artifacts:config=config/portal/rbac
 
 .PHONY: build
-build: ## Build the operator (bin/mooring), the developer command (bin/mooring-dev) and the kubectl plugin (bin/kubectl-mooring).
+build: ## Build the operator (bin/mooring), the portal (bin/mooring-portal), the developer command (bin/mooring-dev) and the kubectl plugin (bin/kubectl-mooring).
 	go build -o bin/mooring ./cmd/mooring
+	go build -o bin/mooring-portal ./cmd/mooring-portal
 	go build -o bin/mooring-dev ./cmd/mooring-dev
 	go build -o bin/kubectl-mooring ./cmd/kubectl-mooring
 

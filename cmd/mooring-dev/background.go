@@ -48,7 +48,7 @@ func up(ctx context.Context, cfg config) error {
 		return fmt.Errorf("find own executable: %w", err)
 	}
 	cmd := exec.Command(self, "run", "--detached",
-		"--state", cfg.state, "--operator", cfg.operator, "--samples", cfg.samples, "--root", cfg.root,
+		"--state", cfg.state, "--operator", cfg.operator, "--portal", cfg.portal, "--samples", cfg.samples, "--root", cfg.root,
 		"--bin-dir", cfg.binDir, "--nodes", strconv.Itoa(cfg.nodes))
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A new session: no controlling terminal, so closing the terminal or Ctrl-C in it

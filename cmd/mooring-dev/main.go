@@ -25,6 +25,7 @@ import (
 type config struct {
 	state    string
 	operator string
+	portal   string
 	samples  string
 	root     string
 	binDir   string
@@ -92,6 +93,7 @@ func newFlagSet(name string, cfg *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("mooring-dev "+name, flag.ContinueOnError)
 	fs.StringVar(&cfg.state, "state", ".mooring", "state directory: cluster data, certificates, kubeconfig, logs")
 	fs.StringVar(&cfg.operator, "operator", "bin/mooring", "operator binary")
+	fs.StringVar(&cfg.portal, "portal", "bin/mooring-portal", "portal binary, run beside the operator when present")
 	fs.StringVar(&cfg.samples, "samples", "config/samples", "sample manifests applied once the operator is ready")
 	fs.StringVar(&cfg.root, "root", ".", "repository root: CRDs from config/crd/bases, webhook configurations from config/webhook")
 	fs.StringVar(&cfg.binDir, "bin-dir", "bin/k8s", "control-plane binaries and kubectl (hack/tools/build.sh)")

@@ -147,6 +147,24 @@ func run(parent context.Context, cfg config) (err error) {
 	if err := k.run(ctx, append([]string{"get"}, samples...)...); err != nil {
 		return interrupted(err)
 	}
+	var portalExited <-chan error
+	if _, err := os.Stat(cfg.portal); err != nil {
+		fmt.Fprintf(out, "mooring-dev: no portal binary at %s; build it with `make build` to run the portal too\n", cfg.portal)
+	} else {
+		t0 = time.Now()
+		p, err := startPortal(ctx, cfg, restConfig, echo)
+		if err != nil {
+			return interrupted(err)
+		}
+		stops = append(stops, func() {
+			if err := p.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "mooring-dev: stop portal: %v\n", err)
+			}
+		})
+		portalExited = p.Exited()
+		fmt.Fprintf(out, "mooring-dev: portal ready (%s) at %s, pid %d, log %s\n", since(t0), p.URL, p.Pid(), p.LogPath)
+		fmt.Fprintf(out, "mooring-dev: portal admin: user admin, password in %s (mode 0600)\n", filepath.Join(cfg.state, adminPasswordFile))
+	}
 	printHints(out, cfg, external)
 	if err := writeReady(cfg.state, readyInfo{Pid: me.pid, Readyz: op.ReadyzURL(), Kubeconfig: kubeconfig}); err != nil {
 		return err
@@ -161,6 +179,8 @@ func run(parent context.Context, cfg config) (err error) {
 		return nil
 	case err := <-op.Exited():
 		return fmt.Errorf("operator stopped unexpectedly: %w", err)
+	case err := <-portalExited:
+		return fmt.Errorf("portal stopped unexpectedly: %w", err)
 	case err := <-clusterExited:
 		return fmt.Errorf("local cluster failed: %w", err)
 	}

@@ -1,0 +1,91 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Role is what a portal user may do in the cluster; each role but RoleNone maps to one
+// of Mooring's user ClusterRoles (mooring-admin, mooring-developer, mooring-auditor).
+// +kubebuilder:validation:Enum=none;admin;developer;auditor
+type Role string
+
+// The roles a user can hold.
+const (
+	RoleNone      Role = "none"
+	RoleAdmin     Role = "admin"
+	RoleDeveloper Role = "developer"
+	RoleAuditor   Role = "auditor"
+)
+
+// Roles lists every valid role, RoleNone first.
+var Roles = []Role{RoleNone, RoleAdmin, RoleDeveloper, RoleAuditor}
+
+// IDLabel carries a User's id, so the portal finds a user by id with a label selector.
+const IDLabel = "portal.mooring.dev/user-id"
+
+// UserSpec is who the user is and which role an admin granted.
+type UserSpec struct {
+	// ID is the user's stable identifier (a UUID); the cluster identity the portal
+	// impersonates for this user is derived from it.
+	// +kubebuilder:validation:Format=uuid
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="id is immutable"
+	ID string `json:"id"`
+	// Username is the name the user logs in with, lower-case; it is also the object's name.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Username string `json:"username"`
+	// Email is where the user can be reached.
+	// +kubebuilder:validation:MaxLength=254
+	Email string `json:"email"`
+	// Role is what the user may do; "none" until an admin grants one.
+	// +kubebuilder:default=none
+	Role Role `json:"role"`
+	// Namespaces are where a developer works; ignored for other roles.
+	// +optional
+	// +listType=set
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// UserStatus is the account's security state, shared by every portal replica.
+type UserStatus struct {
+	// TokenGeneration is stamped into every token issued to the user; raising it (on a
+	// password change or logout-all) revokes every outstanding token at once.
+	// +optional
+	TokenGeneration int64 `json:"tokenGeneration,omitempty"`
+	// FailedLogins counts failed logins since the last successful one.
+	// +optional
+	FailedLogins int32 `json:"failedLogins,omitempty"`
+	// LockedUntil, when in the future, rejects every login of the user.
+	// +optional
+	LockedUntil *metav1.Time `json:"lockedUntil,omitempty"`
+}
+
+// User is an account of the Mooring portal. Its password hash lives in a Secret that
+// only the portal's ServiceAccount reads, never here.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster
+// +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.spec.id`
+// +kubebuilder:printcolumn:name="Role",type=string,JSONPath=`.spec.role`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type User struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   UserSpec   `json:"spec,omitempty"`
+	Status UserStatus `json:"status,omitempty"`
+}
+
+// UserList is a list of Users.
+//
+// +kubebuilder:object:root=true
+type UserList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []User `json:"items"`
+}
+
+var _ runtime.Object = &User{}

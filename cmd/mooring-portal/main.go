@@ -1,0 +1,106 @@
+// Command mooring-portal serves the Mooring portal, the self-service REST API (see
+// internal/portal). It reads its flags, assembles the server and shuts down gracefully
+// on SIGTERM or SIGINT.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/portal/cluster"
+	"github.com/mooringhq/mooring/internal/portal/server"
+	"github.com/mooringhq/mooring/internal/portal/services"
+	"github.com/mooringhq/mooring/internal/portal/telemetry"
+)
+
+func main() {
+	if err := run(); err != nil {
+		slog.Error("Portal failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		cfg                                        server.Config
+		addr, proxies, adminPasswordFile, logLevel string
+		adminRole, developerRole, auditorRole      string
+		lockoutThreshold                           int
+		grace                                      time.Duration
+	)
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = "mooring-portal"
+	}
+	flag.StringVar(&addr, "bind-address", ":8080", "Address to serve the API, probes and metrics on.")
+	flag.StringVar(&cfg.Namespace, "namespace", ns, "Namespace of the password hash Secrets and the signing keys Secret (default $POD_NAMESPACE).")
+	flag.StringVar(&cfg.UsersNamespace, "users-namespace", cluster.DefaultUsersNamespace, "Namespace of the ServiceAccount identities the portal impersonates for users.")
+	flag.StringVar(&cfg.SigningKeySecret, "signing-key-secret", "mooring-portal-signing-keys", "Secret holding the token signing keys, shared by all replicas.")
+	flag.DurationVar(&cfg.KeyRotation, "signing-key-rotation", 7*24*time.Hour, "Age at which a new signing key takes over; older keys keep verifying until their tokens expired.")
+	flag.StringVar(&cfg.Issuer, "token-issuer", "mooring-portal", "Issuer (iss) of the tokens.")
+	flag.StringVar(&cfg.Audience, "token-audience", "mooring-portal", "Audience (aud) of the tokens.")
+	flag.DurationVar(&cfg.AccessTTL, "access-token-ttl", 15*time.Minute, "Lifetime of access tokens.")
+	flag.DurationVar(&cfg.RefreshTTL, "refresh-token-ttl", 24*time.Hour, "Lifetime of refresh tokens.")
+	flag.IntVar(&cfg.IPLimit, "ip-rate-limit", 20, "Requests per window per client IP on register, login and refresh.")
+	flag.IntVar(&cfg.UserLimit, "user-rate-limit", 300, "Requests per window per user on authenticated routes.")
+	flag.DurationVar(&cfg.RateWindow, "rate-limit-window", time.Minute, "Length of the sliding rate-limit window.")
+	flag.StringVar(&proxies, "trusted-proxies", "", "Comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is believed; none by default.")
+	flag.IntVar(&lockoutThreshold, "lockout-threshold", 5, "Failed logins in a row after which an account is locked for a while.")
+	flag.DurationVar(&cfg.Lockout.Base, "lockout-duration", 30*time.Second, "First lock duration; it doubles with every further failure.")
+	flag.DurationVar(&cfg.Lockout.Max, "lockout-max-duration", 15*time.Minute, "Longest lock duration.")
+	flag.StringVar(&adminRole, "admin-clusterrole", services.DefaultRoleNames[v1alpha1.RoleAdmin], "ClusterRole bound to admins.")
+	flag.StringVar(&developerRole, "developer-clusterrole", services.DefaultRoleNames[v1alpha1.RoleDeveloper], "ClusterRole bound to developers in their namespaces.")
+	flag.StringVar(&auditorRole, "auditor-clusterrole", services.DefaultRoleNames[v1alpha1.RoleAuditor], "ClusterRole bound to auditors.")
+	flag.StringVar(&cfg.AdminUsername, "admin-username", "admin", "Username of the first admin, created when --admin-password-file is set and no such user exists.")
+	flag.StringVar(&cfg.AdminEmail, "admin-email", "admin@mooring.local", "E-mail of the first admin.")
+	flag.StringVar(&adminPasswordFile, "admin-password-file", "", "File (e.g. a mounted Secret) with the first admin's password.")
+	flag.DurationVar(&grace, "shutdown-grace", 20*time.Second, "How long in-flight requests may take after SIGTERM.")
+	flag.StringVar(&logLevel, "log-level", "info", "Log level: debug, info, warn or error.")
+	flag.Parse()
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	slog.SetDefault(telemetry.NewLogger(os.Stderr, level))
+	cfg.Lockout.Threshold = int32(lockoutThreshold)
+	cfg.Roles = services.RoleNames{v1alpha1.RoleAdmin: adminRole, v1alpha1.RoleDeveloper: developerRole, v1alpha1.RoleAuditor: auditorRole}
+	for _, p := range strings.Split(proxies, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			cfg.TrustedProxies = append(cfg.TrustedProxies, p)
+		}
+	}
+	var err error
+	if cfg.AdminPassword, err = server.ReadPasswordFile(adminPasswordFile); err != nil {
+		return err
+	}
+	if cfg.Rest, err = config.GetConfig(); err != nil {
+		return fmt.Errorf("cluster config: %w", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	shutdownTracing, err := telemetry.StartTracing(ctx, "mooring-portal")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = shutdownTracing(context.Background()) }()
+
+	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	s, err := server.New(startCtx, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, addr, grace)
+}

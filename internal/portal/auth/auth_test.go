@@ -1,0 +1,119 @@
+package auth
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+func TestPasswordHash(t *testing.T) {
+	h, err := HashPassword("a long enough password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$") {
+		t.Fatalf("want OWASP Argon2id parameters in the hash, got %q", h[:40])
+	}
+	if err := CheckPassword(h, "a long enough password"); err != nil {
+		t.Fatalf("the right password: %v", err)
+	}
+	if err := CheckPassword(h, "a long enough passwore"); !errors.Is(err, ErrMismatch) {
+		t.Fatalf("a wrong password: want ErrMismatch, got %v", err)
+	}
+	h2, _ := HashPassword("a long enough password")
+	if h == h2 {
+		t.Fatal("two hashes of one password must differ (random salt)")
+	}
+	if err := CheckPassword("$2a$12$bcrypt", "x"); err == nil {
+		t.Fatal("an unknown hash format must be refused")
+	}
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+// keyringWith returns a Keyring holding keys without a cluster (tests of tokens only;
+// Sync against a real API server is tested in internal/portal/server).
+func keyringWith(t *testing.T, c *clock, ids ...string) *Keyring {
+	t.Helper()
+	k := NewKeyring(nil, KeyringOptions{Now: c.now})
+	data := map[string][]byte{}
+	for _, id := range ids {
+		seed, err := newKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[id] = seed
+	}
+	if err := k.load(data); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestTokensAreVerifiedStrictly(t *testing.T) {
+	c := &clock{t: time.Unix(1_800_000_000, 0)}
+	keys := keyringWith(t, c, "k1799999000-aaaa", "k1799999999-bbbb")
+	iss := NewIssuer(keys, IssuerOptions{Issuer: "mooring-portal", Audience: "mooring-portal", AccessTTL: time.Minute, RefreshTTL: time.Hour, Now: c.now})
+	pair, err := iss.Issue("id-1", "ann", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	claims, err := iss.Verify(ctx, pair.Access, TypeAccess)
+	if err != nil || claims.Subject != "id-1" || claims.Username != "ann" || claims.Generation != 3 {
+		t.Fatalf("a fresh access token: claims %+v, err %v", claims, err)
+	}
+	if tok, _, _ := jwt.NewParser().ParseUnverified(pair.Access, &Claims{}); tok.Header["kid"] != "k1799999999-bbbb" {
+		t.Fatalf("the newest key must sign, kid %v", tok.Header["kid"])
+	}
+	if _, err := iss.Verify(ctx, pair.Refresh, TypeAccess); err == nil {
+		t.Fatal("a refresh token was accepted as an access token")
+	}
+
+	other := NewIssuer(keys, IssuerOptions{Issuer: "someone-else", Audience: "mooring-portal", AccessTTL: time.Minute, Now: c.now})
+	foreign, _ := other.Issue("id-1", "ann", 3)
+	if _, err := iss.Verify(ctx, foreign.Access, TypeAccess); err == nil {
+		t.Fatal("a token of another issuer was accepted")
+	}
+	aud := NewIssuer(keys, IssuerOptions{Issuer: "mooring-portal", Audience: "another-api", AccessTTL: time.Minute, Now: c.now})
+	wrongAud, _ := aud.Issue("id-1", "ann", 3)
+	if _, err := iss.Verify(ctx, wrongAud.Access, TypeAccess); err == nil {
+		t.Fatal("a token for another audience was accepted")
+	}
+	// "none" and HMAC tokens are refused whatever they claim.
+	none := jwt.NewWithClaims(jwt.SigningMethodNone, claims)
+	none.Header["kid"] = "k1799999999-bbbb"
+	s, _ := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
+	if _, err := iss.Verify(ctx, s, TypeAccess); err == nil {
+		t.Fatal("an unsigned token was accepted")
+	}
+	_, forged, _ := ed25519.GenerateKey(nil)
+	fake := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
+	fake.Header["kid"] = "k1799999999-bbbb"
+	s, _ = fake.SignedString(forged)
+	if _, err := iss.Verify(ctx, s, TypeAccess); err == nil {
+		t.Fatal("a token signed by another key was accepted")
+	}
+
+	c.t = c.t.Add(2 * time.Minute)
+	if _, err := iss.Verify(ctx, pair.Access, TypeAccess); err == nil {
+		t.Fatal("an expired access token was accepted")
+	}
+	if _, err := iss.Verify(ctx, pair.Refresh, TypeRefresh); err != nil {
+		t.Fatalf("the refresh token lives longer: %v", err)
+	}
+}
+
+func TestKeyIDsSortByTime(t *testing.T) {
+	// keyTime orders keys by the time in their id, which rotation relies on.
+	if !keyTime("k100-aa").Before(keyTime("k99999-bb")) {
+		t.Fatal("key ids must sort by their creation time, not as strings")
+	}
+}

@@ -1,0 +1,84 @@
+// Package cluster gives the portal its clients: as itself (for users, keys and
+// bindings) and as a user, through impersonation, so that the API server's RBAC decides
+// what a user may do and its audit log records who did it.
+package cluster
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+)
+
+// DefaultUsersNamespace is where the ServiceAccount identities of portal users live.
+// Nothing runs there: the portal only impersonates names in it, and its RBAC allows it
+// to impersonate ServiceAccounts of this one namespace and nobody else.
+const DefaultUsersNamespace = "mooring-portal-users"
+
+// GroupPrefix starts the group that carries a user's role ("mooring-portal:developer").
+const GroupPrefix = "mooring-portal:"
+
+// Identity is who the portal acts as for one user.
+type Identity struct {
+	// ServiceAccount is the name of the user's ServiceAccount in the users namespace.
+	ServiceAccount string
+	// UserName is the full impersonated user name.
+	UserName string
+	// Group carries the user's role.
+	Group string
+}
+
+// Impersonator derives identities and makes clients acting as them.
+type Impersonator struct {
+	base      *rest.Config
+	namespace string
+}
+
+// NewImpersonator returns an Impersonator over the portal's own config; usersNamespace
+// is the namespace of the users' ServiceAccount identities.
+func NewImpersonator(base *rest.Config, usersNamespace string) *Impersonator {
+	return &Impersonator{base: base, namespace: usersNamespace}
+}
+
+// Namespace is the users namespace.
+func (i *Impersonator) Namespace() string { return i.namespace }
+
+// IdentityOf is the identity of user id with role.
+func (i *Impersonator) IdentityOf(id string, role portalv1alpha1.Role) Identity {
+	sa := "u-" + id
+	return Identity{
+		ServiceAccount: sa,
+		UserName:       "system:serviceaccount:" + i.namespace + ":" + sa,
+		Group:          GroupPrefix + string(role),
+	}
+}
+
+// Config returns a copy of the portal's config that impersonates id. The group is
+// always given: then the API server adds only system:authenticated, not the groups of
+// every ServiceAccount, so nothing bound to system:serviceaccounts leaks to users.
+func (i *Impersonator) Config(id Identity) *rest.Config {
+	cfg := rest.CopyConfig(i.base)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: id.UserName, Groups: []string{id.Group}}
+	return cfg
+}
+
+// Dynamic returns a dynamic client acting as id.
+func (i *Impersonator) Dynamic(id Identity) (dynamic.Interface, error) {
+	c, err := dynamic.NewForConfig(i.Config(id))
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+	}
+	return c, nil
+}
+
+// Clientset returns a typed client acting as id.
+func (i *Impersonator) Clientset(id Identity) (kubernetes.Interface, error) {
+	c, err := kubernetes.NewForConfig(i.Config(id))
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+	}
+	return c, nil
+}

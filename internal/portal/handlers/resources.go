@@ -1,0 +1,113 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/mooringhq/mooring/internal/portal/middleware"
+	"github.com/mooringhq/mooring/internal/portal/services"
+)
+
+// Resources serves Mooring resources, events and namespaces, acting as the caller.
+type Resources struct {
+	Svc *services.Resources
+}
+
+func (h *Resources) body(c *gin.Context) (map[string]any, bool) {
+	data, err := readBody(c)
+	if err != nil {
+		WriteError(c, err)
+		return nil, false
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		WriteError(c, badJSON("", "the body must be a Kubernetes object in JSON"))
+		return nil, false
+	}
+	return obj, true
+}
+
+func respond(c *gin.Context, status int, obj any, err error) {
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.JSON(status, obj)
+}
+
+// List handles GET /api/v1/namespaces/{ns}/{kind}.
+func (h *Resources) List(c *gin.Context) {
+	l, err := h.Svc.List(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"))
+	respond(c, http.StatusOK, l, err)
+}
+
+// Create handles POST /api/v1/namespaces/{ns}/{kind}.
+func (h *Resources) Create(c *gin.Context) {
+	obj, ok := h.body(c)
+	if !ok {
+		return
+	}
+	o, err := h.Svc.Create(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"), obj)
+	respond(c, http.StatusCreated, o, err)
+}
+
+// Get handles GET /api/v1/namespaces/{ns}/{kind}/{name}.
+func (h *Resources) Get(c *gin.Context) {
+	o, err := h.Svc.Get(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"), c.Param("name"))
+	respond(c, http.StatusOK, o, err)
+}
+
+// Update handles PUT /api/v1/namespaces/{ns}/{kind}/{name}.
+func (h *Resources) Update(c *gin.Context) {
+	obj, ok := h.body(c)
+	if !ok {
+		return
+	}
+	o, err := h.Svc.Update(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"), c.Param("name"), obj)
+	respond(c, http.StatusOK, o, err)
+}
+
+// Patch handles PATCH /api/v1/namespaces/{ns}/{kind}/{name} with a JSON merge patch.
+func (h *Resources) Patch(c *gin.Context) {
+	data, err := readBody(c)
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	var probe map[string]any
+	if err := json.Unmarshal(data, &probe); err != nil || probe == nil {
+		WriteError(c, badJSON("", "the body must be a JSON merge patch (a JSON object)"))
+		return
+	}
+	o, err := h.Svc.Patch(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"), c.Param("name"), data)
+	respond(c, http.StatusOK, o, err)
+}
+
+// Delete handles DELETE /api/v1/namespaces/{ns}/{kind}/{name}.
+func (h *Resources) Delete(c *gin.Context) {
+	if err := h.Svc.Delete(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"), c.Param("name")); err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// RunBackup handles POST /api/v1/namespaces/{ns}/backups/{name}/run.
+func (h *Resources) RunBackup(c *gin.Context) {
+	o, err := h.Svc.RunBackup(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("name"))
+	respond(c, http.StatusAccepted, o, err)
+}
+
+// Events handles GET /api/v1/namespaces/{ns}/events.
+func (h *Resources) Events(c *gin.Context) {
+	l, err := h.Svc.Events(c.Request.Context(), middleware.Caller(c), c.Param("ns"))
+	respond(c, http.StatusOK, l, err)
+}
+
+// Namespaces handles GET /api/v1/namespaces.
+func (h *Resources) Namespaces(c *gin.Context) {
+	l, err := h.Svc.Namespaces(c.Request.Context(), middleware.Caller(c))
+	respond(c, http.StatusOK, l, err)
+}

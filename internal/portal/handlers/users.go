@@ -1,0 +1,137 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/mooringhq/mooring/internal/portal/middleware"
+	"github.com/mooringhq/mooring/internal/portal/models"
+	"github.com/mooringhq/mooring/internal/portal/services"
+)
+
+// Users serves registration, login, tokens and user management.
+type Users struct {
+	Svc *services.Users
+}
+
+// Register handles POST /api/v1/users.
+func (h *Users) Register(c *gin.Context) {
+	var req models.RegisterRequest
+	if err := bindJSON(c, &req); err != nil {
+		WriteError(c, err)
+		return
+	}
+	u, err := h.Svc.Register(c.Request.Context(), req)
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.Header("Location", "/api/v1/users/"+u.ID)
+	c.JSON(http.StatusCreated, u)
+}
+
+// Login handles POST /api/v1/login.
+func (h *Users) Login(c *gin.Context) {
+	var req models.LoginRequest
+	if err := bindJSON(c, &req); err != nil {
+		WriteError(c, err)
+		return
+	}
+	tok, err := h.Svc.Login(c.Request.Context(), req)
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, tok)
+}
+
+// Refresh handles POST /api/v1/token/refresh.
+func (h *Users) Refresh(c *gin.Context) {
+	var req models.RefreshRequest
+	if err := bindJSON(c, &req); err != nil {
+		WriteError(c, err)
+		return
+	}
+	tok, err := h.Svc.Refresh(c.Request.Context(), req)
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, tok)
+}
+
+// Me handles GET /api/v1/users/me.
+func (h *Users) Me(c *gin.Context) {
+	c.JSON(http.StatusOK, services.ToModel(middleware.Caller(c).User))
+}
+
+// UpdateMe handles PATCH /api/v1/users/me.
+func (h *Users) UpdateMe(c *gin.Context) {
+	var req models.UpdateMeRequest
+	if err := bindJSON(c, &req); err != nil {
+		WriteError(c, err)
+		return
+	}
+	u, err := h.Svc.UpdateMe(c.Request.Context(), middleware.Caller(c), req)
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, u)
+}
+
+// LogoutAll handles POST /api/v1/users/me/logout-all.
+func (h *Users) LogoutAll(c *gin.Context) {
+	if err := h.Svc.LogoutAll(c.Request.Context(), middleware.Caller(c)); err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// List handles GET /api/v1/users.
+func (h *Users) List(c *gin.Context) {
+	l, err := h.Svc.List(c.Request.Context(), middleware.Caller(c))
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, l)
+}
+
+// Get handles GET /api/v1/users/{id}.
+func (h *Users) Get(c *gin.Context) {
+	u, err := h.Svc.Get(c.Request.Context(), middleware.Caller(c), c.Param("id"))
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, u)
+}
+
+// Update handles PATCH /api/v1/users/{id}.
+func (h *Users) Update(c *gin.Context) {
+	var req models.UpdateUserRequest
+	if err := bindJSON(c, &req); err != nil {
+		WriteError(c, err)
+		return
+	}
+	u, err := h.Svc.Update(c.Request.Context(), middleware.Caller(c), c.Param("id"), req)
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, u)
+}
+
+// Delete handles DELETE /api/v1/users/{id}.
+func (h *Users) Delete(c *gin.Context) {
+	if err := h.Svc.Delete(c.Request.Context(), middleware.Caller(c), c.Param("id")); err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,91 @@
+// Package models holds the JSON shapes of the portal's API: what handlers bind requests
+// into and write responses from. openapi/openapi.yaml describes the same shapes; the
+// tests keep the two in step.
+package models
+
+import "time"
+
+// RegisterRequest is the body of POST /api/v1/users.
+type RegisterRequest struct {
+	Username string `json:"username"`
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// LoginRequest is the body of POST /api/v1/login.
+type LoginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// RefreshRequest is the body of POST /api/v1/token/refresh.
+type RefreshRequest struct {
+	RefreshToken string `json:"refresh_token"`
+}
+
+// TokenResponse answers a login or a refresh.
+type TokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+	TokenType    string `json:"token_type"`
+	// ExpiresIn is the access token's lifetime in seconds.
+	ExpiresIn int64 `json:"expires_in"`
+}
+
+// User is a portal account as the API shows it: never with a password or its hash.
+type User struct {
+	ID         string    `json:"id"`
+	Username   string    `json:"username"`
+	Email      string    `json:"email"`
+	Role       string    `json:"role"`
+	Namespaces []string  `json:"namespaces"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// UserList answers GET /api/v1/users.
+type UserList struct {
+	Items []User `json:"items"`
+}
+
+// UpdateMeRequest is the body of PATCH /api/v1/users/me. A new password needs the
+// current one.
+type UpdateMeRequest struct {
+	Email           *string `json:"email,omitempty"`
+	Password        *string `json:"password,omitempty"`
+	CurrentPassword *string `json:"currentPassword,omitempty"`
+}
+
+// UpdateUserRequest is the body of PATCH /api/v1/users/{id} (admins only).
+type UpdateUserRequest struct {
+	Role       *string   `json:"role,omitempty"`
+	Namespaces *[]string `json:"namespaces,omitempty"`
+}
+
+// NamespaceList answers GET /api/v1/namespaces: the namespaces the caller may use.
+type NamespaceList struct {
+	Items []string `json:"items"`
+}
+
+// Message is a plain answer such as {"message":"pong"}.
+type Message struct {
+	Message string `json:"message"`
+}
+
+// ErrorResponse is every error the portal returns.
+type ErrorResponse struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody says what went wrong: a stable code (the Kubernetes reason for errors the
+// API server returned), a sentence, and one entry per invalid field.
+type ErrorBody struct {
+	Code    string       `json:"code"`
+	Message string       `json:"message"`
+	Fields  []FieldError `json:"fields"`
+}
+
+// FieldError names one invalid input field and why.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}

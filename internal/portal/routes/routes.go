@@ -1,0 +1,85 @@
+// Package routes maps the portal's paths to their handlers: the API at a glance.
+package routes
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mooringhq/mooring/internal/portal/handlers"
+	"github.com/mooringhq/mooring/internal/portal/middleware"
+	"github.com/mooringhq/mooring/internal/portal/ratelimit"
+	"github.com/mooringhq/mooring/internal/portal/telemetry"
+)
+
+// MaxBodyBytes is the largest request body the portal reads (1 MiB).
+const MaxBodyBytes = 1 << 20
+
+// Options are what the router is made of.
+type Options struct {
+	Users     *handlers.Users
+	Resources *handlers.Resources
+	Health    *handlers.Health
+	// Authenticator resolves bearer tokens.
+	Authenticator middleware.Authenticator
+	Metrics       *telemetry.Metrics
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed; empty trusts none.
+	TrustedProxies []string
+	// IPLimit limits register, login and refresh per client IP; UserLimit limits the
+	// authenticated routes per user.
+	IPLimit, UserLimit *ratelimit.Limiter
+	// OpenAPI is the API's OpenAPI document in JSON.
+	OpenAPI []byte
+}
+
+// New returns the portal's router.
+func New(o Options) (*gin.Engine, error) {
+	r := gin.New()
+	// gin trusts every proxy by default; only the configured ones may set the client IP.
+	if err := r.SetTrustedProxies(o.TrustedProxies); err != nil {
+		return nil, fmt.Errorf("trusted proxies: %w", err)
+	}
+	r.HandleMethodNotAllowed = true
+	r.NoRoute(handlers.NotFound)
+	r.NoMethod(handlers.MethodNotAllowed)
+	r.Use(gin.CustomRecovery(func(c *gin.Context, _ any) {
+		handlers.WriteError(c, fmt.Errorf("panic serving %s", c.FullPath()))
+	}))
+	r.Use(middleware.RequestID(), middleware.Observe(o.Metrics), middleware.BodyLimit(MaxBodyBytes, handlers.TooLarge))
+
+	r.GET("/ping", o.Health.Ping)
+	r.GET("/healthz", o.Health.Healthz)
+	r.GET("/readyz", o.Health.Readyz)
+	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{})))
+
+	api := r.Group("/api/v1")
+	api.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", o.OpenAPI) })
+
+	perIP := middleware.RateLimit(o.IPLimit, "ip", middleware.ByClientIP, o.Metrics, handlers.TooManyRequests)
+	api.POST("/users", perIP, o.Users.Register)
+	api.POST("/login", perIP, o.Users.Login)
+	api.POST("/token/refresh", perIP, o.Users.Refresh)
+
+	authed := api.Group("", middleware.Auth(o.Authenticator, handlers.WriteError),
+		middleware.RateLimit(o.UserLimit, "user", middleware.ByUser, o.Metrics, handlers.TooManyRequests))
+	authed.GET("/users/me", o.Users.Me)
+	authed.PATCH("/users/me", o.Users.UpdateMe)
+	authed.POST("/users/me/logout-all", o.Users.LogoutAll)
+	authed.GET("/users", o.Users.List)
+	authed.GET("/users/:id", o.Users.Get)
+	authed.PATCH("/users/:id", o.Users.Update)
+	authed.DELETE("/users/:id", o.Users.Delete)
+
+	authed.GET("/namespaces", o.Resources.Namespaces)
+	authed.GET("/namespaces/:ns/events", o.Resources.Events)
+	authed.GET("/namespaces/:ns/:kind", o.Resources.List)
+	authed.POST("/namespaces/:ns/:kind", o.Resources.Create)
+	authed.GET("/namespaces/:ns/:kind/:name", o.Resources.Get)
+	authed.PUT("/namespaces/:ns/:kind/:name", o.Resources.Update)
+	authed.PATCH("/namespaces/:ns/:kind/:name", o.Resources.Patch)
+	authed.DELETE("/namespaces/:ns/:kind/:name", o.Resources.Delete)
+	authed.POST("/namespaces/:ns/backups/:name/run", o.Resources.RunBackup)
+	return r, nil
+}

@@ -1,0 +1,196 @@
+// Package server assembles the portal from its layers (store, keys, services,
+// handlers, routes) for cmd/mooring-portal and for tests that run it in-process.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/portal/auth"
+	"github.com/mooringhq/mooring/internal/portal/cluster"
+	"github.com/mooringhq/mooring/internal/portal/handlers"
+	"github.com/mooringhq/mooring/internal/portal/openapi"
+	"github.com/mooringhq/mooring/internal/portal/ratelimit"
+	"github.com/mooringhq/mooring/internal/portal/routes"
+	"github.com/mooringhq/mooring/internal/portal/services"
+	"github.com/mooringhq/mooring/internal/portal/store"
+	"github.com/mooringhq/mooring/internal/portal/telemetry"
+)
+
+// Scheme knows the kinds the portal reads and writes as itself.
+var Scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(portalv1alpha1.AddToScheme(s))
+	return s
+}()
+
+// Config is everything the portal is configured with (cmd/mooring-portal's flags).
+type Config struct {
+	// Rest is the portal's own identity in the cluster.
+	Rest *rest.Config
+	// Namespace holds the password hash Secrets and the signing keys Secret.
+	Namespace string
+	// UsersNamespace holds the users' ServiceAccount identities.
+	UsersNamespace string
+	// SigningKeySecret names the Secret of signing keys in Namespace.
+	SigningKeySecret string
+	// KeyRotation is how old the signing key gets before a new one takes over.
+	KeyRotation time.Duration
+	// Issuer and Audience of the tokens.
+	Issuer, Audience string
+	// AccessTTL and RefreshTTL are the token lifetimes.
+	AccessTTL, RefreshTTL time.Duration
+	// IPLimit requests per RateWindow per client IP on register, login and refresh;
+	// UserLimit per user on authenticated routes.
+	IPLimit, UserLimit int
+	RateWindow         time.Duration
+	// TrustedProxies may set X-Forwarded-For; none when empty.
+	TrustedProxies []string
+	// Lockout slows down password guessing.
+	Lockout services.LockoutPolicy
+	// Roles are the ClusterRoles bound for each role.
+	Roles services.RoleNames
+	// AdminUsername and AdminPassword, when the password is set, create the first admin.
+	AdminUsername, AdminEmail, AdminPassword string
+}
+
+// Server is an assembled portal.
+type Server struct {
+	Handler http.Handler
+	Users   *services.Users
+	Keys    *auth.Keyring
+	Metrics *telemetry.Metrics
+
+	cfg      Config
+	draining atomic.Bool
+}
+
+// New assembles the portal and loads (or creates) its signing keys.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	rc := rest.CopyConfig(cfg.Rest)
+	if telemetry.TracingEnabled() {
+		rc.Wrap(telemetry.WrapTransport)
+	}
+	c, err := client.New(rc, client.Options{Scheme: Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("cluster client: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster client: %w", err)
+	}
+	keys := auth.NewKeyring(c, auth.KeyringOptions{Namespace: cfg.Namespace, Name: cfg.SigningKeySecret,
+		RotateAfter: cfg.KeyRotation, Retain: cfg.RefreshTTL + time.Hour})
+	if err := keys.Sync(ctx); err != nil {
+		return nil, err
+	}
+	imp := cluster.NewImpersonator(rc, cfg.UsersNamespace)
+	authz := services.NewAuthz(imp)
+	users := services.NewUsers(services.UsersOptions{
+		Store: store.NewKube(c, cfg.Namespace),
+		Issuer: auth.NewIssuer(keys, auth.IssuerOptions{Issuer: cfg.Issuer, Audience: cfg.Audience,
+			AccessTTL: cfg.AccessTTL, RefreshTTL: cfg.RefreshTTL}),
+		Impersonator: imp,
+		Bindings:     services.NewBindings(c, imp, cfg.Roles),
+		Authz:        authz,
+		Lockout:      cfg.Lockout,
+	})
+	doc, err := openapi.JSON()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Users: users, Keys: keys, Metrics: telemetry.NewMetrics(), cfg: cfg}
+	health := &handlers.Health{ClusterReachable: func(ctx context.Context) error {
+		if s.draining.Load() {
+			return errors.New("shutting down")
+		}
+		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err
+	}}
+	gin.SetMode(gin.ReleaseMode)
+	r, err := routes.New(routes.Options{
+		Users:          &handlers.Users{Svc: users},
+		Resources:      &handlers.Resources{Svc: services.NewResources(imp, authz)},
+		Health:         health,
+		Authenticator:  users,
+		Metrics:        s.Metrics,
+		TrustedProxies: cfg.TrustedProxies,
+		IPLimit:        ratelimit.New(cfg.IPLimit, cfg.RateWindow, nil),
+		UserLimit:      ratelimit.New(cfg.UserLimit, cfg.RateWindow, nil),
+		OpenAPI:        doc,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Handler = r
+	if telemetry.TracingEnabled() {
+		s.Handler = telemetry.HTTPHandler(r)
+	}
+	if cfg.AdminPassword != "" {
+		created, err := users.EnsureAdmin(ctx, cfg.AdminUsername, cfg.AdminEmail, strings.TrimSpace(cfg.AdminPassword))
+		if err != nil {
+			return nil, fmt.Errorf("create the first admin %q: %w", cfg.AdminUsername, err)
+		}
+		if created {
+			slog.InfoContext(ctx, "Created the first admin", "user", cfg.AdminUsername)
+		}
+	}
+	return s, nil
+}
+
+// Serve serves on addr until ctx ends, then shuts down gracefully: /readyz turns 503
+// first so load balancers stop sending, in-flight requests get up to grace to finish.
+func (s *Server) Serve(ctx context.Context, addr string, grace time.Duration) error {
+	srv := &http.Server{Addr: addr, Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
+	go s.Keys.Run(ctx, time.Minute)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	slog.InfoContext(ctx, "Serving", "address", addr)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", addr, err)
+	case <-ctx.Done():
+	}
+	s.draining.Store(true)
+	slog.Info("Shutting down", "grace", grace.String())
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	slog.Info("Stopped")
+	return nil
+}
+
+// ReadPasswordFile reads a password from a file (a mounted Secret), if path is set.
+func ReadPasswordFile(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return "", nil // the Secret is optional once an admin exists
+	}
+	if err != nil {
+		return "", fmt.Errorf("read admin password file: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}

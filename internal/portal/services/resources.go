@@ -1,0 +1,231 @@
+package services
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/portal/cluster"
+	"github.com/mooringhq/mooring/internal/portal/models"
+)
+
+// Kinds are the Mooring resources the portal serves, by their path segment, at the
+// version it serves them.
+var Kinds = map[string]schema.GroupVersionKind{
+	"apps":             mooringv1.GroupVersion.WithKind("App"),
+	"cacheinstances":   mooringv1.GroupVersion.WithKind("CacheInstance"),
+	"backups":          mooringv1.GroupVersion.WithKind("Backup"),
+	"databaseclusters": {Group: "mooring.dev", Version: "v1beta1", Kind: "DatabaseCluster"},
+}
+
+// Resources handles Mooring resources as the calling user. It checks nothing itself:
+// each call impersonates the caller and the API server's answer (403, 404, 409, 422
+// with every field error) is returned unchanged as an *apierrors.StatusError.
+type Resources struct {
+	imp   *cluster.Impersonator
+	authz *Authz
+	now   func() time.Time
+}
+
+// NewResources returns the resources service.
+func NewResources(imp *cluster.Impersonator, authz *Authz) *Resources {
+	return &Resources{imp: imp, authz: authz, now: time.Now}
+}
+
+func (r *Resources) resource(caller *Caller, namespace, kind string) (ri resourceClient, err error) {
+	gvk, ok := Kinds[kind]
+	if !ok {
+		return ri, &Error{Kind: KindNotFound, Message: fmt.Sprintf("unknown kind %q: use one of apps, cacheinstances, databaseclusters, backups", kind)}
+	}
+	dyn, err := r.imp.Dynamic(caller.Identity)
+	if err != nil {
+		return ri, err
+	}
+	gvr := gvk.GroupVersion().WithResource(kind)
+	return resourceClient{c: dyn.Resource(gvr).Namespace(namespace), gvk: gvk, namespace: namespace}, nil
+}
+
+// List lists the kind in namespace.
+func (r *Resources) List(ctx context.Context, caller *Caller, namespace, kind string) (*unstructured.UnstructuredList, error) {
+	rc, err := r.resource(caller, namespace, kind)
+	if err != nil {
+		return nil, err
+	}
+	return rc.c.List(ctx, metav1.ListOptions{})
+}
+
+// Get reads one object.
+func (r *Resources) Get(ctx context.Context, caller *Caller, namespace, kind, name string) (*unstructured.Unstructured, error) {
+	rc, err := r.resource(caller, namespace, kind)
+	if err != nil {
+		return nil, err
+	}
+	return rc.c.Get(ctx, name, metav1.GetOptions{})
+}
+
+// Create creates body (a Kubernetes object of the kind) in namespace. Unknown fields
+// are refused by the API server (strict field validation).
+func (r *Resources) Create(ctx context.Context, caller *Caller, namespace, kind string, body map[string]any) (*unstructured.Unstructured, error) {
+	rc, err := r.resource(caller, namespace, kind)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := rc.object(body, "")
+	if err != nil {
+		return nil, err
+	}
+	return rc.c.Create(ctx, obj, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+}
+
+// Update replaces the object name with body.
+func (r *Resources) Update(ctx context.Context, caller *Caller, namespace, kind, name string, body map[string]any) (*unstructured.Unstructured, error) {
+	rc, err := r.resource(caller, namespace, kind)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := rc.object(body, name)
+	if err != nil {
+		return nil, err
+	}
+	return rc.c.Update(ctx, obj, metav1.UpdateOptions{FieldValidation: metav1.FieldValidationStrict})
+}
+
+// Patch applies a JSON merge patch (RFC 7386) to the object name.
+func (r *Resources) Patch(ctx context.Context, caller *Caller, namespace, kind, name string, patch []byte) (*unstructured.Unstructured, error) {
+	rc, err := r.resource(caller, namespace, kind)
+	if err != nil {
+		return nil, err
+	}
+	return rc.c.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict})
+}
+
+// Delete deletes the object name.
+func (r *Resources) Delete(ctx context.Context, caller *Caller, namespace, kind, name string) error {
+	rc, err := r.resource(caller, namespace, kind)
+	if err != nil {
+		return err
+	}
+	return rc.c.Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// RunBackup asks for an on-demand backup now: it sets the backup-now annotation to the
+// current time, which the operator turns into one backup Job.
+func (r *Resources) RunBackup(ctx context.Context, caller *Caller, namespace, name string) (*unstructured.Unstructured, error) {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		mooringv1.BackupNowAnnotation: r.now().UTC().Format(time.RFC3339Nano),
+	}}})
+	if err != nil {
+		return nil, err
+	}
+	return r.Patch(ctx, caller, namespace, "backups", name, patch)
+}
+
+// Events lists the events of namespace.
+func (r *Resources) Events(ctx context.Context, caller *Caller, namespace string) (*corev1.EventList, error) {
+	cs, err := r.imp.Clientset(caller.Identity)
+	if err != nil {
+		return nil, err
+	}
+	l, err := cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if l.Items == nil {
+		l.Items = []corev1.Event{} // a list, never null
+	}
+	l.APIVersion, l.Kind = "v1", "EventList"
+	return l, nil
+}
+
+// Namespaces lists the namespaces the caller may use: all of them for a caller RBAC
+// lets list namespaces (admins, auditors), otherwise those of the user's namespaces
+// where RBAC lets the caller list Apps.
+func (r *Resources) Namespaces(ctx context.Context, caller *Caller) (models.NamespaceList, error) {
+	out := models.NamespaceList{Items: []string{}}
+	cs, err := r.imp.Clientset(caller.Identity)
+	if err != nil {
+		return out, err
+	}
+	list, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, ns := range list.Items {
+			out.Items = append(out.Items, ns.Name)
+		}
+		return out, nil
+	}
+	if !apierrors.IsForbidden(err) {
+		return out, err
+	}
+	if caller.User.Spec.Role != portalv1alpha1.RoleDeveloper {
+		return out, nil
+	}
+	for _, ns := range caller.User.Spec.Namespaces {
+		ok, err := r.authz.Can(ctx, caller, "list", mooringv1.GroupVersion.Group, "apps", ns)
+		if err != nil {
+			return out, err
+		}
+		if ok {
+			out.Items = append(out.Items, ns)
+		}
+	}
+	slices.Sort(out.Items)
+	return out, nil
+}
+
+type resourceClient struct {
+	c interface {
+		List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
+		Get(ctx context.Context, name string, opts metav1.GetOptions, subresources ...string) (*unstructured.Unstructured, error)
+		Create(ctx context.Context, obj *unstructured.Unstructured, options metav1.CreateOptions, subresources ...string) (*unstructured.Unstructured, error)
+		Update(ctx context.Context, obj *unstructured.Unstructured, options metav1.UpdateOptions, subresources ...string) (*unstructured.Unstructured, error)
+		Patch(ctx context.Context, name string, pt types.PatchType, data []byte, options metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error)
+		Delete(ctx context.Context, name string, options metav1.DeleteOptions, subresources ...string) error
+	}
+	gvk       schema.GroupVersionKind
+	namespace string
+}
+
+// object turns a request body into the object to send: apiVersion and kind default to
+// the route's and must match it when given, as must metadata.namespace and, for an
+// update, metadata.name.
+func (rc resourceClient) object(body map[string]any, name string) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{Object: body}
+	var bad []models.FieldError
+	if v := obj.GetAPIVersion(); v == "" {
+		obj.SetAPIVersion(rc.gvk.GroupVersion().String())
+	} else if v != rc.gvk.GroupVersion().String() {
+		bad = append(bad, field("apiVersion", "must be %s, got %q", rc.gvk.GroupVersion(), v))
+	}
+	if k := obj.GetKind(); k == "" {
+		obj.SetKind(rc.gvk.Kind)
+	} else if k != rc.gvk.Kind {
+		bad = append(bad, field("kind", "must be %s, got %q", rc.gvk.Kind, k))
+	}
+	if ns := obj.GetNamespace(); ns == "" {
+		obj.SetNamespace(rc.namespace)
+	} else if ns != rc.namespace {
+		bad = append(bad, field("metadata.namespace", "must be %s (the namespace of the path), got %q", rc.namespace, ns))
+	}
+	if name != "" {
+		if n := obj.GetName(); n == "" {
+			obj.SetName(name)
+		} else if n != name {
+			bad = append(bad, field("metadata.name", "must be %s (the name of the path), got %q", name, n))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, invalid(bad...)
+	}
+	return obj, nil
+}

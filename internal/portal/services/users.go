@@ -1,0 +1,452 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/portal/auth"
+	"github.com/mooringhq/mooring/internal/portal/cluster"
+	"github.com/mooringhq/mooring/internal/portal/models"
+	"github.com/mooringhq/mooring/internal/portal/store"
+)
+
+// Caller is the authenticated user of a request, read fresh from the store.
+type Caller struct {
+	User     *portalv1alpha1.User
+	Identity cluster.Identity
+}
+
+// LockoutPolicy slows down guessing: after Threshold failed logins in a row an account
+// is locked for Base, doubling with each further failure up to Max. The state lives in
+// the User's status, so every replica enforces the same lock.
+type LockoutPolicy struct {
+	Threshold int32
+	Base, Max time.Duration
+}
+
+// lockFor is how long the n-th consecutive failure locks the account (0: not at all).
+func (p LockoutPolicy) lockFor(n int32) time.Duration {
+	if p.Threshold <= 0 || n < p.Threshold {
+		return 0
+	}
+	d := p.Base
+	for i := p.Threshold; i < n && d < p.Max; i++ {
+		d *= 2
+	}
+	return min(d, p.Max)
+}
+
+// Users registers, authenticates and manages portal accounts.
+type Users struct {
+	store    store.Users
+	issuer   *auth.Issuer
+	imp      *cluster.Impersonator
+	bindings *Bindings
+	authz    *Authz
+	lockout  LockoutPolicy
+	now      func() time.Time
+}
+
+// UsersOptions are the parts Users works with.
+type UsersOptions struct {
+	Store        store.Users
+	Issuer       *auth.Issuer
+	Impersonator *cluster.Impersonator
+	Bindings     *Bindings
+	Authz        *Authz
+	Lockout      LockoutPolicy
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// NewUsers returns the users service.
+func NewUsers(o UsersOptions) *Users {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Users{store: o.Store, issuer: o.Issuer, imp: o.Impersonator, bindings: o.Bindings,
+		authz: o.Authz, lockout: o.Lockout, now: o.Now}
+}
+
+// ToModel is the API view of u: never a password or hash.
+func ToModel(u *portalv1alpha1.User) models.User {
+	ns := slices.Clone(u.Spec.Namespaces)
+	if ns == nil {
+		ns = []string{}
+	}
+	role := u.Spec.Role
+	if role == "" {
+		role = portalv1alpha1.RoleNone
+	}
+	return models.User{ID: u.Spec.ID, Username: u.Spec.Username, Email: u.Spec.Email, Role: string(role),
+		Namespaces: ns, CreatedAt: u.CreationTimestamp.UTC()}
+}
+
+// Register creates an account with no role.
+func (s *Users) Register(ctx context.Context, req models.RegisterRequest) (models.User, error) {
+	return s.create(ctx, req, portalv1alpha1.RoleNone)
+}
+
+func (s *Users) create(ctx context.Context, req models.RegisterRequest, role portalv1alpha1.Role) (models.User, error) {
+	name := normalizeUsername(req.Username)
+	var bad []models.FieldError
+	bad = append(bad, validateUsername(name)...)
+	bad = append(bad, validateEmail(req.Email)...)
+	bad = append(bad, validatePassword("password", req.Password)...)
+	if len(bad) > 0 {
+		return models.User{}, invalid(bad...)
+	}
+	hash, err := auth.HashPassword(req.Password)
+	if err != nil {
+		return models.User{}, err
+	}
+	u := &portalv1alpha1.User{Spec: portalv1alpha1.UserSpec{
+		ID: uuid.NewString(), Username: name, Email: req.Email, Role: role,
+	}}
+	if err := s.store.Create(ctx, u, hash); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return models.User{}, &Error{Kind: KindConflict, Message: fmt.Sprintf("username %q is already taken", name),
+				Fields: []models.FieldError{field("username", "is already taken")}}
+		}
+		return models.User{}, err
+	}
+	if role != portalv1alpha1.RoleNone {
+		if err := s.bindings.Sync(ctx, u); err != nil {
+			return models.User{}, err
+		}
+	}
+	slog.InfoContext(ctx, "Registered user", "user", u.Name, "id", u.Spec.ID, "role", role)
+	return ToModel(u), nil
+}
+
+// EnsureAdmin creates the first admin when no user of that name exists; an existing
+// account is left as it is. It reports whether it created one.
+func (s *Users) EnsureAdmin(ctx context.Context, username, email, password string) (bool, error) {
+	if _, err := s.store.Get(ctx, normalizeUsername(username)); err == nil {
+		return false, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	_, err := s.create(ctx, models.RegisterRequest{Username: username, Email: email, Password: password}, portalv1alpha1.RoleAdmin)
+	var se *Error
+	if errors.As(err, &se) && se.Kind == KindConflict {
+		return false, nil // another replica was faster
+	}
+	return err == nil, err
+}
+
+// Login checks a password and issues a token pair. Unknown users, wrong passwords and
+// locked accounts get the same error after the same work (one Argon2id check), and
+// failure bookkeeping runs after the answer, so response times do not tell them apart.
+func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.TokenResponse, error) {
+	var bad []models.FieldError
+	if req.Username == "" {
+		bad = append(bad, field("username", "is required"))
+	}
+	if req.Password == "" {
+		bad = append(bad, field("password", "is required"))
+	} else if len(req.Password) > 4*MaxPasswordLen {
+		bad = append(bad, field("password", "is too long"))
+	}
+	if len(bad) > 0 {
+		return models.TokenResponse{}, invalid(bad...)
+	}
+	u, err := s.store.Get(ctx, normalizeUsername(req.Username))
+	if errors.Is(err, store.ErrNotFound) {
+		auth.BurnPasswordCheck(req.Password)
+		return models.TokenResponse{}, errBadCredentials
+	}
+	if err != nil {
+		return models.TokenResponse{}, err
+	}
+	hash, err := s.store.PasswordHash(ctx, u)
+	if err != nil {
+		return models.TokenResponse{}, err
+	}
+	checkErr := auth.CheckPassword(hash, req.Password)
+	locked := u.Status.LockedUntil != nil && s.now().Before(u.Status.LockedUntil.Time)
+	if checkErr != nil || locked {
+		if !locked {
+			// Detached from the request so the client cannot cancel the count, and run
+			// after the answer so it costs the caller no time.
+			go s.recordFailure(context.WithoutCancel(ctx), u.Name)
+		} else {
+			slog.InfoContext(ctx, "Refused login to a locked account", "user", u.Name)
+		}
+		return models.TokenResponse{}, errBadCredentials
+	}
+	if u.Status.FailedLogins != 0 || u.Status.LockedUntil != nil {
+		u.Status.FailedLogins, u.Status.LockedUntil = 0, nil
+		if err := s.store.UpdateStatus(ctx, u); err != nil && !errors.Is(err, store.ErrConflict) {
+			return models.TokenResponse{}, err
+		}
+	}
+	return s.issue(u)
+}
+
+// recordFailure counts a failed login in the User's status and locks the account when
+// the policy says so, retrying when another replica wrote first.
+func (s *Users) recordFailure(ctx context.Context, username string) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for range 5 {
+		u, err := s.store.Get(ctx, username)
+		if err != nil {
+			slog.ErrorContext(ctx, "Recording a failed login failed", "user", username, "err", err)
+			return
+		}
+		u.Status.FailedLogins++
+		if d := s.lockout.lockFor(u.Status.FailedLogins); d > 0 {
+			until := metav1Time(s.now().Add(d))
+			u.Status.LockedUntil = &until
+		}
+		err = s.store.UpdateStatus(ctx, u)
+		if err == nil {
+			slog.InfoContext(ctx, "Failed login", "user", username, "failedLogins", u.Status.FailedLogins, "locked", u.Status.LockedUntil != nil)
+			return
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			slog.ErrorContext(ctx, "Recording a failed login failed", "user", username, "err", err)
+			return
+		}
+	}
+}
+
+func (s *Users) issue(u *portalv1alpha1.User) (models.TokenResponse, error) {
+	pair, err := s.issuer.Issue(u.Spec.ID, u.Name, u.Status.TokenGeneration)
+	if err != nil {
+		return models.TokenResponse{}, err
+	}
+	return models.TokenResponse{AccessToken: pair.Access, RefreshToken: pair.Refresh, TokenType: "Bearer",
+		ExpiresIn: int64(s.issuer.AccessTTL().Seconds())}, nil
+}
+
+// verify checks a token and that it has not been revoked, and returns its user.
+func (s *Users) verify(ctx context.Context, token, typ string) (*portalv1alpha1.User, error) {
+	claims, err := s.issuer.Verify(ctx, token, typ)
+	if err != nil {
+		return nil, errBadToken
+	}
+	u, err := s.store.Get(ctx, claims.Username)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errBadToken
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A recreated account with the same name has a new id; an old token must not fit.
+	if u.Spec.ID != claims.Subject || claims.Generation != u.Status.TokenGeneration {
+		return nil, errBadToken
+	}
+	return u, nil
+}
+
+// Authenticate returns the caller an access token belongs to.
+func (s *Users) Authenticate(ctx context.Context, token string) (*Caller, error) {
+	u, err := s.verify(ctx, token, auth.TypeAccess)
+	if err != nil {
+		return nil, err
+	}
+	return &Caller{User: u, Identity: s.imp.IdentityOf(u.Spec.ID, u.Spec.Role)}, nil
+}
+
+// Refresh trades a refresh token for a new pair.
+func (s *Users) Refresh(ctx context.Context, req models.RefreshRequest) (models.TokenResponse, error) {
+	if req.RefreshToken == "" {
+		return models.TokenResponse{}, invalid(field("refresh_token", "is required"))
+	}
+	u, err := s.verify(ctx, req.RefreshToken, auth.TypeRefresh)
+	if err != nil {
+		return models.TokenResponse{}, err
+	}
+	return s.issue(u)
+}
+
+// LogoutAll revokes every token of the caller.
+func (s *Users) LogoutAll(ctx context.Context, caller *Caller) error {
+	return s.revoke(ctx, caller.User)
+}
+
+func (s *Users) revoke(ctx context.Context, u *portalv1alpha1.User) error {
+	for range 5 {
+		u.Status.TokenGeneration++
+		err := s.store.UpdateStatus(ctx, u)
+		if !errors.Is(err, store.ErrConflict) {
+			if err == nil {
+				slog.InfoContext(ctx, "Revoked every token of user", "user", u.Name)
+			}
+			return err
+		}
+		fresh, err := s.store.Get(ctx, u.Name)
+		if err != nil {
+			return err
+		}
+		*u = *fresh
+	}
+	return fmt.Errorf("revoke tokens of %s: %w", u.Name, store.ErrConflict)
+}
+
+// UpdateMe changes the caller's email and, given the current password, the password.
+// A new password revokes every token of the user.
+func (s *Users) UpdateMe(ctx context.Context, caller *Caller, req models.UpdateMeRequest) (models.User, error) {
+	u := caller.User.DeepCopy()
+	var bad []models.FieldError
+	if req.Email != nil {
+		bad = append(bad, validateEmail(*req.Email)...)
+	}
+	if req.Password != nil {
+		bad = append(bad, validatePassword("password", *req.Password)...)
+		if req.CurrentPassword == nil || *req.CurrentPassword == "" {
+			bad = append(bad, field("currentPassword", "is required to change the password"))
+		}
+	}
+	if req.Email == nil && req.Password == nil {
+		bad = append(bad, field("email", "nothing to change: give email or password"))
+	}
+	if len(bad) > 0 {
+		return models.User{}, invalid(bad...)
+	}
+	if req.Password != nil {
+		hash, err := s.store.PasswordHash(ctx, u)
+		if err != nil {
+			return models.User{}, err
+		}
+		if err := auth.CheckPassword(hash, *req.CurrentPassword); err != nil {
+			return models.User{}, &Error{Kind: KindForbidden, Message: "the current password is wrong",
+				Fields: []models.FieldError{field("currentPassword", "is wrong")}}
+		}
+	}
+	if req.Email != nil && *req.Email != u.Spec.Email {
+		u.Spec.Email = *req.Email
+		if err := s.store.Update(ctx, u); err != nil {
+			return models.User{}, s.conflict(err)
+		}
+	}
+	if req.Password != nil {
+		hash, err := auth.HashPassword(*req.Password)
+		if err != nil {
+			return models.User{}, err
+		}
+		if err := s.store.SetPasswordHash(ctx, u, hash); err != nil {
+			return models.User{}, err
+		}
+		if err := s.revoke(ctx, u); err != nil {
+			return models.User{}, err
+		}
+	}
+	return ToModel(u), nil
+}
+
+func (s *Users) conflict(err error) error {
+	if errors.Is(err, store.ErrConflict) {
+		return &Error{Kind: KindConflict, Message: "the user changed meanwhile; read it again and retry"}
+	}
+	return err
+}
+
+// List returns every user, for callers RBAC lets list users.
+func (s *Users) List(ctx context.Context, caller *Caller) (models.UserList, error) {
+	if err := s.authz.requireOnUsers(ctx, caller, "list"); err != nil {
+		return models.UserList{}, err
+	}
+	us, err := s.store.List(ctx)
+	if err != nil {
+		return models.UserList{}, err
+	}
+	out := models.UserList{Items: make([]models.User, 0, len(us))}
+	for i := range us {
+		out.Items = append(out.Items, ToModel(&us[i]))
+	}
+	return out, nil
+}
+
+// Get returns the user with id, for callers RBAC lets get users.
+func (s *Users) Get(ctx context.Context, caller *Caller, id string) (models.User, error) {
+	u, err := s.byID(ctx, caller, "get", id)
+	if err != nil {
+		return models.User{}, err
+	}
+	return ToModel(u), nil
+}
+
+func (s *Users) byID(ctx context.Context, caller *Caller, verb, id string) (*portalv1alpha1.User, error) {
+	if err := s.authz.requireOnUsers(ctx, caller, verb); err != nil {
+		return nil, err
+	}
+	if uuid.Validate(id) != nil {
+		return nil, invalid(field("id", "must be a UUID"))
+	}
+	u, err := s.store.GetByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &Error{Kind: KindNotFound, Message: fmt.Sprintf("no user with id %s", id)}
+	}
+	return u, err
+}
+
+// Update sets a user's role and a developer's namespaces, then brings the user's
+// bindings in step, for callers RBAC lets update users.
+func (s *Users) Update(ctx context.Context, caller *Caller, id string, req models.UpdateUserRequest) (models.User, error) {
+	u, err := s.byID(ctx, caller, "update", id)
+	if err != nil {
+		return models.User{}, err
+	}
+	var bad []models.FieldError
+	if req.Role == nil && req.Namespaces == nil {
+		bad = append(bad, field("role", "nothing to change: give role or namespaces"))
+	}
+	if req.Role != nil && !slices.Contains(portalv1alpha1.Roles, portalv1alpha1.Role(*req.Role)) {
+		bad = append(bad, field("role", "must be one of admin, developer, auditor, none; got %q", *req.Role))
+	}
+	if req.Namespaces != nil {
+		for i, ns := range *req.Namespaces {
+			if len(ns) > 63 || !dnsLabel.MatchString(ns) {
+				bad = append(bad, field(fmt.Sprintf("namespaces[%d]", i), "%q is not a valid namespace name", ns))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return models.User{}, invalid(bad...)
+	}
+	if req.Role != nil {
+		u.Spec.Role = portalv1alpha1.Role(*req.Role)
+	}
+	if req.Namespaces != nil {
+		u.Spec.Namespaces = slices.Compact(slices.Sorted(slices.Values(*req.Namespaces)))
+	}
+	if u.Spec.Role != portalv1alpha1.RoleDeveloper {
+		u.Spec.Namespaces = nil
+	}
+	// Bindings first: a namespace that does not exist fails here, before the user says so.
+	if err := s.bindings.Sync(ctx, u); err != nil {
+		return models.User{}, err
+	}
+	if err := s.store.Update(ctx, u); err != nil {
+		return models.User{}, s.conflict(err)
+	}
+	slog.InfoContext(ctx, "Updated user", "user", u.Name, "role", u.Spec.Role, "namespaces", u.Spec.Namespaces, "by", caller.User.Name)
+	return ToModel(u), nil
+}
+
+// Delete removes a user, its bindings and its password hash, for callers RBAC lets
+// delete users.
+func (s *Users) Delete(ctx context.Context, caller *Caller, id string) error {
+	u, err := s.byID(ctx, caller, "delete", id)
+	if err != nil {
+		return err
+	}
+	if err := s.bindings.Remove(ctx, u); err != nil {
+		return err
+	}
+	if err := s.store.Delete(ctx, u); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	slog.InfoContext(ctx, "Deleted user", "user", u.Name, "by", caller.User.Name)
+	return nil
+}
