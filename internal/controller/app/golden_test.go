@@ -45,7 +45,7 @@ func TestChildrenWithoutOptionalFieldsUnchanged(t *testing.T) {
 	}
 	for name, a := range apps {
 		t.Run(name, func(t *testing.T) {
-			got, err := json.MarshalIndent(Children(a), "", "  ")
+			got, err := json.MarshalIndent(Children(a, Resolved{}), "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
