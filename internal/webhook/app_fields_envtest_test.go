@@ -61,8 +61,11 @@ func TestAppOptionalFieldsRejected(t *testing.T) {
 			field:  "spec.autoscaling.maxReplicas", message: "",
 		},
 		"health check without any port": {
-			mutate: func(a *mooringv1.App) { a.Spec.Port = nil; a.Spec.HealthCheck = &mooringv1.AppHealthCheck{Path: "/healthz"} },
-			field:  "spec.healthCheck.port", message: "required when spec.port is not set",
+			mutate: func(a *mooringv1.App) {
+				a.Spec.Port = nil
+				a.Spec.HealthCheck = &mooringv1.AppHealthCheck{Path: "/healthz"}
+			},
+			field: "spec.healthCheck.port", message: "required when spec.port is not set",
 		},
 		"envFrom entry with both refs": {
 			mutate: func(a *mooringv1.App) {

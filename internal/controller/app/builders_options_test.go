@@ -43,7 +43,10 @@ func kinds(objs []client.Object) []string {
 
 var (
 	withPort    = func(a *mooringv1.App) { a.Spec.Port = ptr.To[int32](8080) }
-	withIngress = func(a *mooringv1.App) { withPort(a); a.Spec.Expose = &mooringv1.AppExpose{Host: "shop.example.com", Path: "/"} }
+	withIngress = func(a *mooringv1.App) {
+		withPort(a)
+		a.Spec.Expose = &mooringv1.AppExpose{Host: "shop.example.com", Path: "/"}
+	}
 	withGateway = func(a *mooringv1.App) {
 		withPort(a)
 		a.Spec.Expose = &mooringv1.AppExpose{Host: "shop.example.com", Path: "/api", Gateway: &mooringv1.AppGatewayRef{Name: "edge", Namespace: "infra", SectionName: "https"}}
@@ -96,7 +99,9 @@ func TestDeploymentOptionalFields(t *testing.T) {
 		AppBinding: mooringv1.AppBinding{Name: "sessions", Ref: mooringv1.AppBindingRef{Kind: "CacheInstance", Name: "sessions"}},
 		ConfigMap:  "sessions-binding", Keys: []string{"host", "port", "provider", "type"}, Version: "h2",
 	}
-	withBindings := func(a *mooringv1.App) { a.Spec.Bindings = []mooringv1.AppBinding{dbBinding.AppBinding, cacheBinding.AppBinding} }
+	withBindings := func(a *mooringv1.App) {
+		a.Spec.Bindings = []mooringv1.AppBinding{dbBinding.AppBinding, cacheBinding.AppBinding}
+	}
 	bound := Resolved{Bindings: []ResolvedBinding{dbBinding, cacheBinding}}
 
 	tests := map[string]struct {
