@@ -409,11 +409,23 @@ func TestConvergedAppWithEveryFieldMakesNoWrites(t *testing.T) {
 	for _, child := range []client.Object{&networkingv1.Ingress{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{}} {
 		testutil.WaitFor(t, env.Client, key, child, fmt.Sprintf("%T", child), func(client.Object) error { return nil })
 	}
-	testutil.ExpectConvergedNoWrites(t, env.Client, app.Component, []types.NamespacedName{key}, func() *mooringv1.App { return &mooringv1.App{} },
+	// The HTTPRoute, with the fields the Gateway API's CRD defaults, converges too.
+	env.Kubectl(t, "apply", "--server-side", "-f", testutil.GatewayAPICRD(t, "httproutes"))
+	env.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/httproutes.gateway.networking.k8s.io")
+	routed := createApp(t, ns, "routed", func(a *mooringv1.App) {
+		a.Spec.Port = ptr.To[int32](8080)
+		a.Spec.Expose = &mooringv1.AppExpose{Host: "routed.example.com", Path: "/shop", Gateway: &mooringv1.AppGatewayRef{Name: "public", Namespace: "infra", SectionName: "https"}}
+	})
+	routedKey := client.ObjectKeyFromObject(routed)
+	testutil.WaitFor(t, env.Client, routedKey, &gatewayv1.HTTPRoute{}, "HTTPRoute", func(*gatewayv1.HTTPRoute) error { return nil })
+	testutil.ExpectConvergedNoWrites(t, env.Client, app.Component, []types.NamespacedName{key, routedKey}, func() *mooringv1.App { return &mooringv1.App{} },
 		func(a *mooringv1.App) error {
-			c := condition(a, app.ConditionBindingsReady)
-			if a.Status.ObservedGeneration != a.Generation || c == nil || c.Status != metav1.ConditionTrue || a.Status.URL != "https://everything.example.com/" {
-				return fmt.Errorf("observedGeneration %d generation %d BindingsReady %+v url %q", a.Status.ObservedGeneration, a.Generation, c, a.Status.URL)
+			exposed := condition(a, app.ConditionExposed)
+			if a.Status.ObservedGeneration != a.Generation || exposed == nil || exposed.Status != metav1.ConditionTrue || a.Status.URL == "" {
+				return fmt.Errorf("observedGeneration %d generation %d Exposed %+v url %q", a.Status.ObservedGeneration, a.Generation, exposed, a.Status.URL)
+			}
+			if c := condition(a, app.ConditionBindingsReady); a.Name == "everything" && (c == nil || c.Status != metav1.ConditionTrue || a.Status.URL != "https://everything.example.com/") {
+				return fmt.Errorf("BindingsReady %+v url %q", c, a.Status.URL)
 			}
 			return nil
 		})
