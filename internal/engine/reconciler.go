@@ -36,6 +36,7 @@ type Reconciler[T Object] struct {
 	component string
 	owns      []client.Object
 	optional  *optionalKinds
+	onDemand  *onDemandWatches
 }
 
 // Options configure a Reconciler.
@@ -51,6 +52,8 @@ type Options struct {
 	// pruned from the moment a reconcile finds them served (Scope.Served); until then the
 	// manager runs without them.
 	Optional []client.Object
+	// OnDemand are watches started only when a reconcile asks for them (Scope.StartWatch).
+	OnDemand []OnDemandWatch
 	// MaxConcurrentReconciles is how many objects of the kind reconcile in parallel.
 	MaxConcurrentReconciles int
 }
@@ -71,6 +74,7 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 		component: opts.Component,
 		owns:      opts.Owns,
 		optional:  optional,
+		onDemand:  newOnDemandWatches(opts.OnDemand),
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(opts.Component).
@@ -89,7 +93,7 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 	if err != nil {
 		return err
 	}
-	optional.ctrl = c
+	optional.ctrl, r.onDemand.ctrl = c, c
 	return nil
 }
 
@@ -104,7 +108,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 	s := &Scope[T]{
 		Object: obj, Client: r.client, Log: log,
 		reader: r.reader, scheme: r.client.Scheme(), recorder: r.recorder,
-		component: r.component, applied: map[childKey]struct{}{}, optional: r.optional,
+		component: r.component, applied: map[childKey]struct{}{}, optional: r.optional, onDemand: r.onDemand,
 	}
 	before := obj.DeepCopyObject().(T)
 

@@ -42,7 +42,13 @@ type Scope[T Object] struct {
 	applied   map[childKey]struct{}
 	keepAll   bool
 	optional  *optionalKinds
+	onDemand  *onDemandWatches
 }
+
+// StartWatch starts the kind's on-demand watch of that name (Options.OnDemand) unless it
+// runs already. Call it before reading what the watch covers, so that a change after the
+// read is not missed.
+func (s *Scope[T]) StartWatch(name string) error { return s.onDemand.start(name) }
 
 // Served reports whether the API server serves obj's kind, one of the kind's optional
 // children (Options.Optional). The first time it is, its cache and watch start.

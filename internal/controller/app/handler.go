@@ -46,6 +46,9 @@ import (
 // served, and installing CRDs is rare enough that a minute's delay is fine.
 const gatewayRecheck = time.Minute
 
+// configMapsWatch names the on-demand watch of ConfigMap metadata for spec.envFrom.
+const configMapsWatch = "configmaps"
+
 // Handler plugs the App kind into the engine.
 type Handler struct {
 	// References reads the metadata of every ConfigMap in the cluster (not only
@@ -193,10 +196,15 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	h := Handler{References: references}
 	return engine.SetupWithManager[*mooringv1.App](mgr, h, engine.Options{
 		Component: Component, Owns: Owned, Optional: Optional, MaxConcurrentReconciles: concurrency,
+		// Only Apps with a ConfigMap in spec.envFrom need every ConfigMap's metadata: the
+		// informer starts with the first of them.
+		OnDemand: []engine.OnDemandWatch{{
+			Name:   configMapsWatch,
+			Source: source.Kind(references, client.Object(metadataOf("ConfigMap")), byKind("ConfigMap")),
+		}},
 	}, func(b *builder.Builder) {
 		b.Watches(metadataOf("Secret"), secrets, builder.OnlyMetadata).
 			Watches(&v1beta1.DatabaseCluster{}, byKind(mooringv1.BindingKindDatabaseCluster)).
-			Watches(&mooringv1.CacheInstance{}, byKind(mooringv1.BindingKindCacheInstance)).
-			WatchesRawSource(source.Kind(references, client.Object(metadataOf("ConfigMap")), byKind("ConfigMap")))
+			Watches(&mooringv1.CacheInstance{}, byKind(mooringv1.BindingKindCacheInstance))
 	})
 }

@@ -59,6 +59,9 @@ func (h Handler) checkEnvFrom(ctx context.Context, s *engine.Scope[*mooringv1.Ap
 		switch {
 		case e.ConfigMapRef != nil && !ptr.Deref(e.ConfigMapRef.Optional, false):
 			kind, name, reader = "ConfigMap", e.ConfigMapRef.Name, h.References
+			if err := s.StartWatch(configMapsWatch); err != nil {
+				return false, err
+			}
 		case e.SecretRef != nil && !ptr.Deref(e.SecretRef.Optional, false):
 			kind, name, reader = "Secret", e.SecretRef.Name, s.Client
 		default:
