@@ -16,7 +16,8 @@ import (
 func installGatewayAPI(t *testing.T) {
 	t.Helper()
 	mustKubectl(t, "apply", "--server-side", "-f", testutil.GatewayAPICRD(t, "httproutes"))
-	mustKubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/httproutes.gateway.networking.k8s.io")
+	// kubectl wait fails outright on a CRD that has no conditions yet: poll instead.
+	waitField(t, rollout, "default", "crd/httproutes.gateway.networking.k8s.io", `.status.conditions[?(@.type=="Established")].status`, "True")
 }
 
 const exposedApp = `apiVersion: mooring.dev/v1

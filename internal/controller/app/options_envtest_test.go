@@ -16,6 +16,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -327,6 +329,27 @@ func TestBindingsWaitProjectAndRoll(t *testing.T) {
 	}
 }
 
+// installGatewayAPI installs the HTTPRoute CRD from the gateway-api module go.mod pins and
+// waits until it is served.
+func installGatewayAPI(t *testing.T) {
+	t.Helper()
+	env.Kubectl(t, "apply", "--server-side", "-f", testutil.GatewayAPICRD(t, "httproutes"))
+	testutil.Eventually(t, testutil.DefaultTimeout, "HTTPRoute CRD established", func() error {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		if err := env.Client.Get(ctx, types.NamespacedName{Name: "httproutes.gateway.networking.k8s.io"}, u); err != nil {
+			return err
+		}
+		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conditions {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %v", conditions)
+	})
+}
+
 // Without the Gateway API the App says so in a condition and runs everything else; once
 // the CRD is installed, the HTTPRoute is made (and watched), and pruned when expose goes.
 func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
@@ -345,8 +368,7 @@ func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
 	})
 	testutil.WaitFor(t, env.Client, key, &corev1.Service{}, "Service made all the same", func(*corev1.Service) error { return nil })
 
-	env.Kubectl(t, "apply", "--server-side", "-f", testutil.GatewayAPICRD(t, "httproutes"))
-	env.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/httproutes.gateway.networking.k8s.io")
+	installGatewayAPI(t)
 	// The App looks again every minute by itself; a touch saves the test that minute.
 	updateApp(t, key, func(a *mooringv1.App) { a.Annotations = map[string]string{"example.com/nudge": "1"} })
 	route := &gatewayv1.HTTPRoute{}
@@ -410,8 +432,7 @@ func TestConvergedAppWithEveryFieldMakesNoWrites(t *testing.T) {
 		testutil.WaitFor(t, env.Client, key, child, fmt.Sprintf("%T", child), func(client.Object) error { return nil })
 	}
 	// The HTTPRoute, with the fields the Gateway API's CRD defaults, converges too.
-	env.Kubectl(t, "apply", "--server-side", "-f", testutil.GatewayAPICRD(t, "httproutes"))
-	env.Kubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/httproutes.gateway.networking.k8s.io")
+	installGatewayAPI(t)
 	routed := createApp(t, ns, "routed", func(a *mooringv1.App) {
 		a.Spec.Port = ptr.To[int32](8080)
 		a.Spec.Expose = &mooringv1.AppExpose{Host: "routed.example.com", Path: "/shop", Gateway: &mooringv1.AppGatewayRef{Name: "public", Namespace: "infra", SectionName: "https"}}
