@@ -91,19 +91,6 @@ func TestChildrenOfOptionalFields(t *testing.T) {
 }
 
 func TestDeploymentOptionalFields(t *testing.T) {
-	dbBinding := ResolvedBinding{
-		AppBinding: mooringv1.AppBinding{Name: "orders-db", Ref: mooringv1.AppBindingRef{Kind: "DatabaseCluster", Name: "orders"}, Env: true},
-		ConfigMap:  "orders-binding", Secret: "orders-credentials", Keys: []string{"database", "host", "port", "provider", "type"}, Version: "h1/42",
-	}
-	cacheBinding := ResolvedBinding{
-		AppBinding: mooringv1.AppBinding{Name: "sessions", Ref: mooringv1.AppBindingRef{Kind: "CacheInstance", Name: "sessions"}},
-		ConfigMap:  "sessions-binding", Keys: []string{"host", "port", "provider", "type"}, Version: "h2",
-	}
-	withBindings := func(a *mooringv1.App) {
-		a.Spec.Bindings = []mooringv1.AppBinding{dbBinding.AppBinding, cacheBinding.AppBinding}
-	}
-	bound := Resolved{Bindings: []ResolvedBinding{dbBinding, cacheBinding}}
-
 	tests := map[string]struct {
 		mutate func(*mooringv1.App)
 		r      Resolved
@@ -182,53 +169,73 @@ func TestDeploymentOptionalFields(t *testing.T) {
 				checkHA(t, d)
 			},
 		},
-		"bindings: volumes, mounts, env by reference, checksum": {
-			mutate: withBindings, r: bound,
-			check: func(t *testing.T, d *appsv1.Deployment) {
-				spec := d.Spec.Template.Spec
-				if len(spec.Volumes) != 2 {
-					t.Fatalf("volumes = %+v, want one per binding", spec.Volumes)
-				}
-				db := spec.Volumes[0].Projected.Sources
-				if spec.Volumes[0].Name != "binding-orders-db" || len(db) != 2 || db[0].ConfigMap.Name != "orders-binding" || db[1].Secret.Name != "orders-credentials" ||
-					len(db[1].Secret.Items) != 2 || db[1].Secret.Items[1].Key != "password" {
-					t.Errorf("database binding volume = %+v", spec.Volumes[0])
-				}
-				if cache := spec.Volumes[1].Projected.Sources; len(cache) != 1 || cache[0].ConfigMap.Name != "sessions-binding" {
-					t.Errorf("cache binding volume = %+v, want its ConfigMap only", spec.Volumes[1])
-				}
-				mounts := container(d).VolumeMounts
-				if len(mounts) != 2 || mounts[0].MountPath != "/bindings/orders-db" || !mounts[0].ReadOnly || mounts[1].MountPath != "/bindings/sessions" {
-					t.Errorf("mounts = %+v", mounts)
-				}
-				env := map[string]corev1.EnvVar{}
-				for _, e := range container(d).Env {
-					env[e.Name] = e
-				}
-				if env["SERVICE_BINDING_ROOT"].Value != "/bindings" {
-					t.Errorf("SERVICE_BINDING_ROOT = %+v", env["SERVICE_BINDING_ROOT"])
-				}
-				if e := env["ORDERS_DB_HOST"]; e.Value != "" || e.ValueFrom.ConfigMapKeyRef.Name != "orders-binding" || e.ValueFrom.ConfigMapKeyRef.Key != "host" {
-					t.Errorf("ORDERS_DB_HOST = %+v, want a reference to orders-binding/host", e)
-				}
-				if e := env["ORDERS_DB_PASSWORD"]; e.Value != "" || e.ValueFrom.SecretKeyRef.Name != "orders-credentials" || e.ValueFrom.SecretKeyRef.Key != "password" {
-					t.Errorf("ORDERS_DB_PASSWORD = %+v, want a reference to the credentials Secret", e)
-				}
-				if _, ok := env["SESSIONS_HOST"]; ok {
-					t.Error("binding without env: true set variables")
-				}
-				if d.Spec.Template.Annotations[BindingsChecksumAnnotation] == "" {
-					t.Error("no bindings checksum with an env binding")
-				}
-			},
-		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) { tt.check(t, Deployment(newApp(tt.mutate), tt.r)) })
 	}
+}
 
-	// The checksum follows the env binding's values (a rotated password changes the
-	// Secret's resourceVersion) and ignores bindings without env.
+// bindingFixtures are a database binding with env and a cache binding without, resolved.
+func bindingFixtures() (db, cache ResolvedBinding, withBindings func(*mooringv1.App)) {
+	db = ResolvedBinding{
+		AppBinding: mooringv1.AppBinding{Name: "orders-db", Ref: mooringv1.AppBindingRef{Kind: "DatabaseCluster", Name: "orders"}, Env: true},
+		ConfigMap:  "orders-binding", Secret: "orders-credentials", Keys: []string{"database", "host", "port", "provider", "type"}, Version: "h1/42",
+	}
+	cache = ResolvedBinding{
+		AppBinding: mooringv1.AppBinding{Name: "sessions", Ref: mooringv1.AppBindingRef{Kind: "CacheInstance", Name: "sessions"}},
+		ConfigMap:  "sessions-binding", Keys: []string{"host", "port", "provider", "type"}, Version: "h2",
+	}
+	withBindings = func(a *mooringv1.App) { a.Spec.Bindings = []mooringv1.AppBinding{db.AppBinding, cache.AppBinding} }
+	return db, cache, withBindings
+}
+
+// Bindings become projected volumes, read-only mounts and variables by reference.
+func TestDeploymentBindings(t *testing.T) {
+	dbBinding, cacheBinding, withBindings := bindingFixtures()
+	d := Deployment(newApp(withBindings), Resolved{Bindings: []ResolvedBinding{dbBinding, cacheBinding}})
+
+	spec := d.Spec.Template.Spec
+	if len(spec.Volumes) != 2 {
+		t.Fatalf("volumes = %+v, want one per binding", spec.Volumes)
+	}
+	db := spec.Volumes[0].Projected.Sources
+	if spec.Volumes[0].Name != "binding-orders-db" || len(db) != 2 || db[0].ConfigMap.Name != "orders-binding" || db[1].Secret.Name != "orders-credentials" ||
+		len(db[1].Secret.Items) != 2 || db[1].Secret.Items[1].Key != "password" {
+		t.Errorf("database binding volume = %+v", spec.Volumes[0])
+	}
+	if cache := spec.Volumes[1].Projected.Sources; len(cache) != 1 || cache[0].ConfigMap.Name != "sessions-binding" {
+		t.Errorf("cache binding volume = %+v, want its ConfigMap only", spec.Volumes[1])
+	}
+	mounts := container(d).VolumeMounts
+	if len(mounts) != 2 || mounts[0].MountPath != "/bindings/orders-db" || !mounts[0].ReadOnly || mounts[1].MountPath != "/bindings/sessions" {
+		t.Errorf("mounts = %+v", mounts)
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range container(d).Env {
+		env[e.Name] = e
+	}
+	if env["SERVICE_BINDING_ROOT"].Value != "/bindings" {
+		t.Errorf("SERVICE_BINDING_ROOT = %+v", env["SERVICE_BINDING_ROOT"])
+	}
+	if e := env["ORDERS_DB_HOST"]; e.Value != "" || e.ValueFrom.ConfigMapKeyRef.Name != "orders-binding" || e.ValueFrom.ConfigMapKeyRef.Key != "host" {
+		t.Errorf("ORDERS_DB_HOST = %+v, want a reference to orders-binding/host", e)
+	}
+	if e := env["ORDERS_DB_PASSWORD"]; e.Value != "" || e.ValueFrom.SecretKeyRef.Name != "orders-credentials" || e.ValueFrom.SecretKeyRef.Key != "password" {
+		t.Errorf("ORDERS_DB_PASSWORD = %+v, want a reference to the credentials Secret", e)
+	}
+	if _, ok := env["SESSIONS_HOST"]; ok {
+		t.Error("binding without env: true set variables")
+	}
+	if d.Spec.Template.Annotations[BindingsChecksumAnnotation] == "" {
+		t.Error("no bindings checksum with an env binding")
+	}
+}
+
+// The checksum follows the env binding's values (a rotated password changes the Secret's
+// resourceVersion) and ignores bindings without env.
+func TestBindingsChecksum(t *testing.T) {
+	dbBinding, cacheBinding, withBindings := bindingFixtures()
+	bound := Resolved{Bindings: []ResolvedBinding{dbBinding, cacheBinding}}
 	sum := func(r Resolved) string {
 		return Deployment(newApp(withBindings), r).Spec.Template.Annotations[BindingsChecksumAnnotation]
 	}
@@ -258,7 +265,7 @@ func checkHA(t *testing.T, d *appsv1.Deployment) {
 	}
 }
 
-func TestExposeAndScalingChildren(t *testing.T) {
+func TestIngressAndHTTPRoute(t *testing.T) {
 	ing := Ingress(newApp(all(withIngress, func(a *mooringv1.App) {
 		a.Spec.Expose.IngressClassName = ptr.To("nginx")
 		a.Spec.Expose.TLS = &mooringv1.AppTLS{Issuer: "letsencrypt"}
@@ -286,6 +293,9 @@ func TestExposeAndScalingChildren(t *testing.T) {
 		t.Error("an Ingress for a gateway expose or an HTTPRoute for an ingress one")
 	}
 
+}
+
+func TestAutoscalerAndDisruptionBudget(t *testing.T) {
 	hpa := HorizontalPodAutoscaler(newApp(withAutoscaling))
 	if hpa.Spec.ScaleTargetRef.Name != "web" || hpa.Spec.ScaleTargetRef.Kind != "Deployment" || *hpa.Spec.MinReplicas != 2 || hpa.Spec.MaxReplicas != 6 ||
 		len(hpa.Spec.Metrics) != 1 || hpa.Spec.Metrics[0].Resource.Name != corev1.ResourceCPU || *hpa.Spec.Metrics[0].Resource.Target.AverageUtilization != DefaultTargetCPUUtilization {

@@ -34,7 +34,7 @@ import (
 func replicasOwners(d *appsv1.Deployment) []string {
 	var out []string
 	for _, mf := range d.ManagedFields {
-		if mf.FieldsV1 != nil && strings.Contains(string(mf.FieldsV1.Raw), `"f:replicas"`) && mf.Subresource == "" {
+		if mf.FieldsV1 != nil && strings.Contains(mf.FieldsV1.GetRawString(), `"f:replicas"`) && mf.Subresource == "" {
 			out = append(out, mf.Manager)
 		}
 	}
