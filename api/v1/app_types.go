@@ -8,6 +8,10 @@ import (
 // AppSpec is what a developer asks for: an image run with a number of replicas, optionally
 // with a configuration, a port to expose, environment variables and resources.
 // +kubebuilder:validation:XValidation:rule="!has(self.config) || !has(self.env) || self.env.all(e, e.name != 'APP_CONFIG')",message="APP_CONFIG is set from spec.config; remove it from spec.env",fieldPath=".env"
+// +kubebuilder:validation:XValidation:rule="!has(self.expose) || has(self.port)",message="spec.expose needs spec.port: the Ingress or HTTPRoute routes to the App's Service on that port",fieldPath=".expose"
+// +kubebuilder:validation:XValidation:rule="!has(self.healthCheck) || has(self.healthCheck.port) || has(self.port)",message="spec.healthCheck.port is required when spec.port is not set",fieldPath=".healthCheck.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(oldSelf.autoscaling) || self.replicas == oldSelf.replicas",message="spec.replicas cannot change while spec.autoscaling is set: the HorizontalPodAutoscaler owns the replica count (change spec.autoscaling, or remove it to scale by hand)",fieldPath=".replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.bindings) || !has(self.env) || self.env.all(e, e.name != 'SERVICE_BINDING_ROOT')",message="SERVICE_BINDING_ROOT is set from spec.bindings; remove it from spec.env",fieldPath=".env"
 type AppSpec struct {
 	// Image is the container image to run, for example "nginx:1.27" or
 	// "registry.example.com/team/api@sha256:...".
@@ -43,6 +47,59 @@ type AppSpec struct {
 	// Resources are the container's compute resource requests and limits.
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Command replaces the image's entrypoint.
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// Args replaces the image's default arguments.
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// EnvFrom sets environment variables from every key of ConfigMaps or Secrets in the
+	// App's namespace. Until a referenced one (not marked optional) exists the App waits,
+	// with EnvFromReady=False naming it.
+	// +kubebuilder:validation:XValidation:rule="self.all(e, has(e.configMapRef) != has(e.secretRef))",message="each spec.envFrom entry needs exactly one of configMapRef and secretRef"
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// SecurityContext is the pod's security context. Unset, pods run with the RuntimeDefault
+	// seccomp profile; a profile that disables seccomp is rejected.
+	// +optional
+	SecurityContext *corev1.PodSecurityContext `json:"securityContext,omitempty"`
+
+	// Expose makes the App reachable from outside the cluster through an Ingress or a
+	// Gateway API HTTPRoute. Needs spec.port.
+	// +optional
+	Expose *AppExpose `json:"expose,omitempty"`
+
+	// Autoscaling runs a HorizontalPodAutoscaler that owns the replica count: while it is
+	// set spec.replicas is ignored and cannot be changed (kubectl scale is refused).
+	// +optional
+	Autoscaling *AppAutoscaling `json:"autoscaling,omitempty"`
+
+	// HealthCheck probes the App over HTTP (readiness, liveness and a startup probe)
+	// instead of checking that the port accepts connections.
+	// +optional
+	HealthCheck *AppHealthCheck `json:"healthCheck,omitempty"`
+
+	// HighAvailability adds a PodDisruptionBudget (maxUnavailable 1), spreads the pods over
+	// nodes and rolls with maxUnavailable 0 whenever more than one replica may run. Unset,
+	// it is on while spec.autoscaling is set and off otherwise (so Apps written before it
+	// keep their exact Deployment); true turns it on for a fixed replicas > 1 too.
+	// +optional
+	HighAvailability *bool `json:"highAvailability,omitempty"`
+
+	// Bindings project DatabaseClusters and CacheInstances into the pods as files under
+	// $SERVICE_BINDING_ROOT/<name>/ (servicebinding.io workload projection). Until each is
+	// Running the App waits, with BindingsReady=False naming it.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Bindings []AppBinding `json:"bindings,omitempty"`
 }
 
 // AppPhase summarises an App's state in one word.
@@ -79,11 +136,17 @@ type AppStatus struct {
 	// +optional
 	Phase AppPhase `json:"phase,omitempty"`
 
+	// URL is where the App answers from outside the cluster, when spec.expose is set and
+	// the address is known (a host, or the load balancer's address).
+	// +optional
+	URL string `json:"url,omitempty"`
+
 	// ObservedGeneration is the generation of the spec that was last reconciled successfully.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions are Ready, Progressing and, while the App is paused, Paused.
+	// Conditions are Ready, Progressing, Paused while paused, and for the fields that
+	// need them Exposed, EnvFromReady and BindingsReady.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -127,6 +127,11 @@ type CacheInstanceStatus struct {
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 
+	// Binding makes the CacheInstance a servicebinding.io provisioned service: the
+	// ConfigMap an App's spec.bindings projects (type memcached, provider, host, port).
+	// +optional
+	Binding *ServiceBindingStatus `json:"binding,omitempty"`
+
 	// ObservedGeneration is the generation of the spec that was last reconciled successfully.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

@@ -45,6 +45,9 @@ func (src *DatabaseCluster) ConvertTo(hub conversion.Hub) error {
 		ObservedGeneration: src.Status.ObservedGeneration,
 		Conditions:         src.Status.Conditions,
 	}
+	if b := src.Status.Binding; b != nil {
+		dst.Status.Binding = &v1beta1.ServiceBindingStatus{Name: b.Name, SecretName: b.SecretName}
+	}
 
 	raw, found := dst.Annotations[ConversionAnnotation]
 	if !found {
@@ -87,6 +90,9 @@ func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
 		PrimaryEndpoint:    src.Status.PrimaryEndpoint,
 		ObservedGeneration: src.Status.ObservedGeneration,
 		Conditions:         src.Status.Conditions,
+	}
+	if b := src.Status.Binding; b != nil {
+		dst.Status.Binding = &ServiceBindingStatus{Name: b.Name, SecretName: b.SecretName}
 	}
 
 	extra := beta1Only{

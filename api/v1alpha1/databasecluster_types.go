@@ -37,6 +37,12 @@ type DatabaseClusterStatus struct {
 	Phase string `json:"phase,omitempty"`
 	// +optional
 	PrimaryEndpoint string `json:"primaryEndpoint,omitempty"`
+
+	// Binding makes the cluster a servicebinding.io provisioned service: a ConfigMap with
+	// type, provider, host, port and database, and the credentials Secret (username,
+	// password) that an App's spec.bindings projects.
+	// +optional
+	Binding *ServiceBindingStatus `json:"binding,omitempty"`
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// +listType=map
@@ -78,4 +84,15 @@ type DatabaseClusterList struct {
 
 func init() {
 	SchemeBuilder.Register(&DatabaseCluster{}, &DatabaseClusterList{})
+}
+
+// ServiceBindingStatus names what an App's binding to the cluster projects.
+type ServiceBindingStatus struct {
+	// Name is the ConfigMap with the binding's non-secret entries.
+	// +required
+	Name string `json:"name"`
+
+	// SecretName is the Secret with username and password.
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
 }

@@ -115,6 +115,12 @@ type DatabaseClusterStatus struct {
 	Phase DatabaseClusterPhase `json:"phase,omitempty"`
 
 	// PrimaryEndpoint is host:port of the primary, e.g. "orders.shop.svc:5432".
+
+	// Binding makes the cluster a servicebinding.io provisioned service: a ConfigMap with
+	// type, provider, host, port and database, and the credentials Secret (username,
+	// password) that an App's spec.bindings projects.
+	// +optional
+	Binding *ServiceBindingStatus `json:"binding,omitempty"`
 	// +optional
 	PrimaryEndpoint string `json:"primaryEndpoint,omitempty"`
 
@@ -168,4 +174,15 @@ type DatabaseClusterList struct {
 
 func init() {
 	SchemeBuilder.Register(&DatabaseCluster{}, &DatabaseClusterList{})
+}
+
+// ServiceBindingStatus names what an App's binding to the cluster projects.
+type ServiceBindingStatus struct {
+	// Name is the ConfigMap with the binding's non-secret entries.
+	// +required
+	Name string `json:"name"`
+
+	// SecretName is the Secret with username and password.
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
 }

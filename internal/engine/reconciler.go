@@ -36,7 +36,9 @@ type Reconciler[T Object] struct {
 	component string
 	owns      []client.Object
 	// kind names the reconciled kind in traces, e.g. "App".
-	kind string
+	kind     string
+	optional *optionalKinds
+	onDemand *onDemandWatches
 }
 
 // Options configure a Reconciler.
@@ -47,6 +49,13 @@ type Options struct {
 	// Owns lists the child types (empty objects, e.g. &appsv1.Deployment{}) the kind
 	// creates: they are watched and pruned when no longer applied.
 	Owns []client.Object
+	// Optional lists further child types whose API may not be served (CRDs another
+	// project installs, such as the Gateway API's HTTPRoute). They are watched, cached and
+	// pruned from the moment a reconcile finds them served (Scope.Served); until then the
+	// manager runs without them.
+	Optional []client.Object
+	// OnDemand are watches started only when a reconcile asks for them (Scope.StartWatch).
+	OnDemand []OnDemandWatch
 	// MaxConcurrentReconciles is how many objects of the kind reconcile in parallel.
 	MaxConcurrentReconciles int
 }
@@ -55,6 +64,10 @@ type Options struct {
 // watching the kind and the child types it owns. Extra builder steps (more watches) can
 // be given as extend.
 func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Options, extend ...func(*builder.Builder)) error {
+	optional, err := newOptionalKinds(mgr, handler.NewObject(), opts.Optional)
+	if err != nil {
+		return fmt.Errorf("optional kinds of %s: %w", opts.Component, err)
+	}
 	r := &Reconciler[T]{
 		client:    mgr.GetClient(),
 		reader:    mgr.GetAPIReader(),
@@ -62,6 +75,8 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 		handler:   handler,
 		component: opts.Component,
 		owns:      opts.Owns,
+		optional:  optional,
+		onDemand:  newOnDemandWatches(opts.OnDemand),
 	}
 	gvk, err := apiutil.GVKForObject(handler.NewObject(), mgr.GetScheme())
 	if err != nil {
@@ -81,7 +96,12 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 	for _, e := range extend {
 		e(b)
 	}
-	return b.Complete(r)
+	c, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	optional.ctrl, r.onDemand.ctrl = c, c
+	return nil
 }
 
 // Reconcile is the one skeleton every kind runs: fetch, finalize or pause, validate, sync,
@@ -98,7 +118,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 	s := &Scope[T]{
 		Object: obj, Client: r.client, Log: log,
 		reader: r.reader, scheme: r.client.Scheme(), recorder: r.recorder,
-		component: r.component, applied: map[childKey]struct{}{},
+		component: r.component, applied: map[childKey]struct{}{}, optional: r.optional, onDemand: r.onDemand,
 	}
 	before := obj.DeepCopyObject().(T)
 
@@ -140,6 +160,9 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 		return res, err
 	}
 	if err := s.prune(ctx, r.owns); err != nil {
+		return res, err
+	}
+	if err := s.pruneOptional(ctx); err != nil {
 		return res, err
 	}
 	obj.SetObservedGeneration(obj.GetGeneration())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,43 @@ type Scope[T Object] struct {
 	component string
 	applied   map[childKey]struct{}
 	keepAll   bool
+	optional  *optionalKinds
+	onDemand  *onDemandWatches
+}
+
+// StartWatch starts the kind's on-demand watch of that name (Options.OnDemand) unless it
+// runs already. Call it before reading what the watch covers, so that a change after the
+// read is not missed.
+func (s *Scope[T]) StartWatch(name string) error { return s.onDemand.start(name) }
+
+// Served reports whether the API server serves obj's kind, one of the kind's optional
+// children (Options.Optional). The first time it is, its cache and watch start.
+func (s *Scope[T]) Served(ctx context.Context, obj client.Object) (bool, error) {
+	gvk, err := apiutil.GVKForObject(obj, s.scheme)
+	if err != nil {
+		return false, err
+	}
+	if !s.optional.isOptional(gvk) {
+		return true, nil
+	}
+	r, err := s.optional.reader(ctx, gvk)
+	return r != nil, err
+}
+
+// liveReader is where the live copy of a child of kind gvk is read: the manager's cache,
+// or the optional kind's own.
+func (s *Scope[T]) liveReader(ctx context.Context, gvk schema.GroupVersionKind) (client.Reader, error) {
+	if !s.optional.isOptional(gvk) {
+		return s.Client, nil
+	}
+	r, err := s.optional.reader(ctx, gvk)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, fmt.Errorf("%s is not served by the API server; check Scope.Served before applying it", gvk.Kind)
+	}
+	return r, nil
 }
 
 // KeepChildren tells the engine that this reconcile did not apply the whole desired state
@@ -66,7 +104,11 @@ func (s *Scope[T]) Event(eventType, reason, action, message string) {
 // catches fields removed from the desired object) nothing is sent. Otherwise the child is
 // server-side applied with field owner "mooring", forcing ownership of the fields Mooring
 // sets, which puts back hand-edited values.
-func (s *Scope[T]) Apply(ctx context.Context, desired client.Object) error {
+func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...ApplyOption) error {
+	var o applyOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	gvk, err := apiutil.GVKForObject(desired, s.scheme)
 	if err != nil {
 		return err
@@ -89,7 +131,11 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object) error {
 	}
 	liveObj := live.(client.Object)
 	exists := true
-	if err := s.Client.Get(ctx, client.ObjectKeyFromObject(desired), liveObj); err != nil {
+	reader, err := s.liveReader(ctx, gvk)
+	if err != nil {
+		return err
+	}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(desired), liveObj); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("get %s %s: %w", gvk.Kind, desired.GetName(), err)
 		}
@@ -114,6 +160,9 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object) error {
 			reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
 			return nil
 		}
+		if err := s.handOver(ctx, gvk, desired, want, have, o.handOvers); err != nil {
+			return err
+		}
 	}
 
 	u := &unstructured.Unstructured{Object: want}
@@ -131,6 +180,57 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object) error {
 	childWrites.WithLabelValues(gvk.Kind, verb).Inc()
 	s.Log.Info("Applied child", "kind", gvk.Kind, "child", klog.KObj(desired), "result", verb)
 	s.Event(corev1.EventTypeNormal, reason, "Apply", fmt.Sprintf("%s %s %s", gvk.Kind, desired.GetName(), verb))
+	return nil
+}
+
+// ApplyOption changes how Apply applies one child.
+type ApplyOption func(*applyOptions)
+
+type applyOptions struct {
+	handOvers []handOver
+}
+
+type handOver struct {
+	fieldManager string
+	path         []string
+}
+
+// HandOver passes the ownership of the field at path to fieldManager whenever the desired
+// object leaves it out (say, a Deployment's spec.replicas once an autoscaler owns it).
+// Server-side apply removes a field its only manager stops applying, so before such an
+// apply the field is applied with its live value under fieldManager: the value stays, and
+// whoever writes it next (the autoscaler) takes it over without a conflict with Mooring.
+// Applying the field again later takes it back (Mooring applies with force).
+func HandOver(fieldManager string, path ...string) ApplyOption {
+	return func(o *applyOptions) { o.handOvers = append(o.handOvers, handOver{fieldManager, path}) }
+}
+
+// handOver applies, for each hand-over whose field desired leaves out but the live object
+// has, that field alone with its live value under the hand-over's field manager.
+func (s *Scope[T]) handOver(ctx context.Context, gvk schema.GroupVersionKind, desired client.Object, want, have map[string]any, hs []handOver) error {
+	for _, h := range hs {
+		if _, found, _ := unstructured.NestedFieldNoCopy(want, h.path...); found {
+			continue
+		}
+		value, found, err := unstructured.NestedFieldNoCopy(have, h.path...)
+		if err != nil || !found {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetName(desired.GetName())
+		u.SetNamespace(desired.GetNamespace())
+		if err := unstructured.SetNestedField(u.Object, runtime.DeepCopyJSONValue(value), h.path...); err != nil {
+			return fmt.Errorf("hand over %s of %s %s: %w", strings.Join(h.path, "."), gvk.Kind, desired.GetName(), err)
+		}
+		// No force: if somebody else already owns the field with another value, it is
+		// theirs, and a conflict here would only mean the hand-over is already done.
+		err = s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(h.fieldManager))
+		if err != nil && !apierrors.IsConflict(err) {
+			return fmt.Errorf("hand over %s of %s %s to %s: %w", strings.Join(h.path, "."), gvk.Kind, desired.GetName(), h.fieldManager, err)
+		}
+		s.Log.Info("Handed over field", "kind", gvk.Kind, "child", klog.KObj(desired), "field", strings.Join(h.path, "."), "fieldManager", h.fieldManager)
+	}
 	return nil
 }
 
@@ -224,6 +324,22 @@ func (s *Scope[T]) deleteChild(ctx context.Context, obj client.Object, kind stri
 // prune deletes children of the owned kinds that this reconcile did not apply: what a
 // removed field produced (a Service once the port is unset) goes away with it.
 func (s *Scope[T]) prune(ctx context.Context, owned []client.Object) error {
+	return s.pruneFrom(ctx, owned, func(schema.GroupVersionKind) client.Reader { return s.Client })
+}
+
+// pruneOptional prunes the optional kinds whose cache runs. One never found served has
+// no children to prune, and looking it up again on every reconcile would cost a discovery
+// request each time.
+func (s *Scope[T]) pruneOptional(ctx context.Context) error {
+	var served []client.Object
+	readers := s.optional.started()
+	for gvk := range readers {
+		served = append(served, s.optional.kinds[gvk])
+	}
+	return s.pruneFrom(ctx, served, func(gvk schema.GroupVersionKind) client.Reader { return readers[gvk] })
+}
+
+func (s *Scope[T]) pruneFrom(ctx context.Context, owned []client.Object, readerFor func(schema.GroupVersionKind) client.Reader) error {
 	if s.keepAll {
 		return nil
 	}
@@ -242,7 +358,7 @@ func (s *Scope[T]) prune(ctx context.Context, owned []client.Object) error {
 			ComponentLabel: s.component,
 			ManagedByLabel: ManagedBy,
 		}
-		if err := s.Client.List(ctx, list, client.InNamespace(s.Object.GetNamespace()), sel); err != nil {
+		if err := readerFor(gvk).List(ctx, list, client.InNamespace(s.Object.GetNamespace()), sel); err != nil {
 			return fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		err = apimeta.EachListItem(list, func(o runtime.Object) error {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/apimetrics"
@@ -35,6 +36,8 @@ var Scheme = runtime.NewScheme()
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
 	utilruntime.Must(mooringv1.AddToScheme(Scheme))
+	// Gateway API types, for the HTTPRoutes of exposed Apps; registering them needs no CRD.
+	utilruntime.Must(gatewayv1.Install(Scheme))
 }
 
 // Options are the knobs of Mooring's controllers.
@@ -95,7 +98,7 @@ func New(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 
 // Setup registers every Mooring controller with mgr.
 func Setup(mgr ctrl.Manager, o Options) error {
-	if err := app.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {
+	if err := app.SetupWithManager(context.Background(), mgr, o.MaxConcurrentReconciles); err != nil {
 		return fmt.Errorf("set up App controller: %w", err)
 	}
 	if err := cachecontroller.SetupWithManager(mgr, o.MaxConcurrentReconciles); err != nil {

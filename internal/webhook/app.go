@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/distribution/reference"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -13,7 +14,8 @@ import (
 
 // +kubebuilder:webhook:path=/validate-mooring-dev-v1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=apps,verbs=create;update,versions=v1,name=vapp-v1.mooring.dev,admissionReviewVersions=v1
 
-// AppValidator checks what the App's schema cannot: that the image is a valid reference.
+// AppValidator checks what the App's schema cannot: that the image is a valid reference
+// and that the pod security context does not undo the restrictions Mooring's pods run with.
 type AppValidator struct{}
 
 // ValidateCreate checks a new App.
@@ -32,10 +34,39 @@ func (AppValidator) ValidateDelete(context.Context, *mooringv1.App) (admission.W
 }
 
 func validateApp(app *mooringv1.App) error {
+	var errs field.ErrorList
 	if _, err := reference.ParseNormalizedNamed(app.Spec.Image); err != nil {
-		errs := field.ErrorList{field.Invalid(field.NewPath("spec", "image"), app.Spec.Image,
-			"must be an image reference such as nginx:1.27 or registry.example.com/team/api@sha256:<digest>: "+err.Error())}
+		errs = append(errs, field.Invalid(field.NewPath("spec", "image"), app.Spec.Image,
+			"must be an image reference such as nginx:1.27 or registry.example.com/team/api@sha256:<digest>: "+err.Error()))
+	}
+	errs = append(errs, validatePodSecurityContext(app.Spec.SecurityContext, field.NewPath("spec", "securityContext"))...)
+	if len(errs) > 0 {
 		return apierrors.NewInvalid(mooringv1.GroupVersion.WithKind("App").GroupKind(), app.Name, errs)
 	}
 	return nil
+}
+
+// validatePodSecurityContext rejects what would run the App's pods with less isolation
+// than Mooring's default (the restricted Pod Security Standard's seccomp rule, no host
+// processes, no unsafe kernel settings) and settings that contradict each other.
+func validatePodSecurityContext(sc *corev1.PodSecurityContext, path *field.Path) field.ErrorList {
+	if sc == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if sc.SeccompProfile != nil && sc.SeccompProfile.Type == corev1.SeccompProfileTypeUnconfined {
+		errs = append(errs, field.Forbidden(path.Child("seccompProfile", "type"),
+			"Unconfined turns seccomp off; use RuntimeDefault or Localhost"))
+	}
+	if sc.RunAsNonRoot != nil && *sc.RunAsNonRoot && sc.RunAsUser != nil && *sc.RunAsUser == 0 {
+		errs = append(errs, field.Invalid(path.Child("runAsUser"), *sc.RunAsUser,
+			"runAsNonRoot is true, so the pods cannot run as user 0"))
+	}
+	if w := sc.WindowsOptions; w != nil && w.HostProcess != nil && *w.HostProcess {
+		errs = append(errs, field.Forbidden(path.Child("windowsOptions", "hostProcess"), "host processes are not allowed"))
+	}
+	if len(sc.Sysctls) > 0 {
+		errs = append(errs, field.Forbidden(path.Child("sysctls"), "kernel parameters are not set per App"))
+	}
+	return errs
 }

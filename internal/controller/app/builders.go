@@ -34,26 +34,44 @@ const (
 func ConfigMapName(app *mooringv1.App) string { return app.Name + "-config" }
 
 // Children returns every child the App should have right now, in apply order: the
-// ConfigMap before the Deployment whose pods read it.
-func Children(app *mooringv1.App) []client.Object {
+// ConfigMap before the Deployment whose pods read it, the Service before what routes to
+// it. r carries what the children depend on beyond the spec (the handler looks it up).
+func Children(app *mooringv1.App, r Resolved) []client.Object {
 	var out []client.Object
 	if cm := ConfigMap(app); cm != nil {
 		out = append(out, cm)
 	}
-	out = append(out, Deployment(app))
+	out = append(out, Deployment(app, r))
 	if svc := Service(app); svc != nil {
 		out = append(out, svc)
+	}
+	if pdb := PodDisruptionBudget(app); pdb != nil {
+		out = append(out, pdb)
+	}
+	if hpa := HorizontalPodAutoscaler(app); hpa != nil {
+		out = append(out, hpa)
+	}
+	if ing := Ingress(app); ing != nil {
+		out = append(out, ing)
+	}
+	if r.GatewayAPI {
+		if route := HTTPRoute(app); route != nil {
+			out = append(out, route)
+		}
 	}
 	return out
 }
 
 // Deployment is the App's Deployment.
-func Deployment(app *mooringv1.App) *appsv1.Deployment {
+func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 	selector := engine.SelectorLabels(Component, app.Name)
 	container := corev1.Container{
 		Name:      ContainerName,
 		Image:     app.Spec.Image,
-		Env:       env(app),
+		Command:   app.Spec.Command,
+		Args:      app.Spec.Args,
+		EnvFrom:   app.Spec.EnvFrom,
+		Env:       env(app, r),
 		Resources: app.Spec.Resources,
 		// Safe defaults that still run images written to start as root (nginx, httpd):
 		// no privilege escalation and the runtime's seccomp profile, but no forced
@@ -70,19 +88,31 @@ func Deployment(app *mooringv1.App) *appsv1.Deployment {
 			ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(portName)}},
 		}
 	}
+	if hc := app.Spec.HealthCheck; hc != nil {
+		container.ReadinessProbe, container.LivenessProbe, container.StartupProbe = probes(app, hc)
+	}
+	container.VolumeMounts = bindingMounts(app)
 	template := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: engine.Labels(Component, app.Name)},
 		Spec: corev1.PodSpec{
 			Containers:      []corev1.Container{container},
-			SecurityContext: &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			SecurityContext: podSecurityContext(app),
 			// The App's pods do not talk to the API server unless the image says so.
 			AutomountServiceAccountToken: ptr.To(false),
+			Volumes:                      bindingVolumes(r),
 		},
 	}
+	annotations := map[string]string{}
 	if app.Spec.Config != "" {
-		template.Annotations = map[string]string{ConfigChecksumAnnotation: checksum(app.Spec.Config)}
+		annotations[ConfigChecksumAnnotation] = checksum(app.Spec.Config)
 	}
-	return &appsv1.Deployment{
+	if sum := r.envChecksum(); sum != "" {
+		annotations[BindingsChecksumAnnotation] = sum
+	}
+	if len(annotations) > 0 {
+		template.Annotations = annotations
+	}
+	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Labels: engine.Labels(Component, app.Name)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(ptr.Deref(app.Spec.Replicas, 1)),
@@ -90,9 +120,33 @@ func Deployment(app *mooringv1.App) *appsv1.Deployment {
 			Template: template,
 		},
 	}
+	if app.Spec.Autoscaling != nil {
+		// The HorizontalPodAutoscaler owns the replica count: leaving the field out of the
+		// apply lets its ownership pass (see Handler.Sync for the hand-over).
+		d.Spec.Replicas = nil
+	}
+	if HighlyAvailable(app) {
+		spreadAndRollSafely(d)
+	}
+	return d
 }
 
-func env(app *mooringv1.App) []corev1.EnvVar {
+// podSecurityContext is the App's own pod security context, with the RuntimeDefault
+// seccomp profile unless it names another.
+func podSecurityContext(app *mooringv1.App) *corev1.PodSecurityContext {
+	if app.Spec.SecurityContext == nil {
+		return &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+	}
+	sc := app.Spec.SecurityContext.DeepCopy()
+	if sc.SeccompProfile == nil {
+		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	return sc
+}
+
+// env is APP_CONFIG, then the bindings' variables, then the user's, so that the user's
+// may refer to the others as $(VAR).
+func env(app *mooringv1.App, r Resolved) []corev1.EnvVar {
 	var out []corev1.EnvVar
 	if app.Spec.Config != "" {
 		out = append(out, corev1.EnvVar{Name: ConfigEnvVar, ValueFrom: &corev1.EnvVarSource{
@@ -102,6 +156,7 @@ func env(app *mooringv1.App) []corev1.EnvVar {
 			},
 		}})
 	}
+	out = append(out, bindingEnv(app, r)...)
 	return append(out, app.Spec.Env...)
 }
 

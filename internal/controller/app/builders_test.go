@@ -36,7 +36,7 @@ func TestChildren(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, c := range Children(tt.app) {
+			for _, c := range Children(tt.app, Resolved{}) {
 				switch c.(type) {
 				case *appsv1.Deployment:
 					got = append(got, "Deployment")
@@ -113,7 +113,7 @@ func TestDeployment(t *testing.T) {
 					t.Errorf("env = %+v, want APP_CONFIG from web-config/config", c.Env)
 				}
 				sum := d.Spec.Template.Annotations[ConfigChecksumAnnotation]
-				other := Deployment(newApp(func(a *mooringv1.App) { a.Spec.Config = "level=info" })).Spec.Template.Annotations[ConfigChecksumAnnotation]
+				other := Deployment(newApp(func(a *mooringv1.App) { a.Spec.Config = "level=info" }), Resolved{}).Spec.Template.Annotations[ConfigChecksumAnnotation]
 				if sum == "" || sum == other {
 					t.Errorf("checksum %q must be set and differ for other config (%q)", sum, other)
 				}
@@ -158,7 +158,7 @@ func TestDeployment(t *testing.T) {
 		},
 	}
 	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) { tt.check(t, Deployment(tt.app)) })
+		t.Run(name, func(t *testing.T) { tt.check(t, Deployment(tt.app, Resolved{})) })
 	}
 }
 

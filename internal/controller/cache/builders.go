@@ -62,9 +62,10 @@ func port(c *mooringv1.CacheInstance) int32 {
 }
 
 // Children returns every child the CacheInstance should have right now: its Deployment,
-// its Service and, with more than one replica, its PodDisruptionBudget.
+// its Service, its binding ConfigMap and, with more than one replica, its
+// PodDisruptionBudget.
 func Children(c *mooringv1.CacheInstance) []client.Object {
-	out := []client.Object{Deployment(c), Service(c)}
+	out := []client.Object{Deployment(c), Service(c), BindingConfigMap(c)}
 	if pdb := PodDisruptionBudget(c); pdb != nil {
 		out = append(out, pdb)
 	}

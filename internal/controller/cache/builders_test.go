@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -38,9 +39,9 @@ func TestChildren(t *testing.T) {
 		replicas  int32
 		wantKinds []string
 	}{
-		"one replica: no PodDisruptionBudget": {replicas: 1, wantKinds: []string{"Deployment", "Service"}},
-		"two replicas":                        {replicas: 2, wantKinds: []string{"Deployment", "Service", "PodDisruptionBudget"}},
-		"most replicas":                       {replicas: 64, wantKinds: []string{"Deployment", "Service", "PodDisruptionBudget"}},
+		"one replica: no PodDisruptionBudget": {replicas: 1, wantKinds: []string{"Deployment", "Service", "ConfigMap"}},
+		"two replicas":                        {replicas: 2, wantKinds: []string{"Deployment", "Service", "ConfigMap", "PodDisruptionBudget"}},
+		"most replicas":                       {replicas: 64, wantKinds: []string{"Deployment", "Service", "ConfigMap", "PodDisruptionBudget"}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -53,11 +54,17 @@ func TestChildren(t *testing.T) {
 					got = append(got, "Service")
 				case *policyv1.PodDisruptionBudget:
 					got = append(got, "PodDisruptionBudget")
+				case *corev1.ConfigMap:
+					got = append(got, "ConfigMap")
 				default:
 					got = append(got, "unexpected")
 				}
-				if c.GetName() != "sessions" {
-					t.Errorf("%T is named %q, want sessions", c, c.GetName())
+				wantName := "sessions"
+				if _, ok := c.(*corev1.ConfigMap); ok {
+					wantName = "sessions-binding"
+				}
+				if c.GetName() != wantName {
+					t.Errorf("%T is named %q, want %s", c, c.GetName(), wantName)
 				}
 				if l := c.GetLabels(); l[engine.ComponentLabel] != Component || l[engine.InstanceLabel] != "sessions" || l[engine.ManagedByLabel] != engine.ManagedBy {
 					t.Errorf("%T labels = %v, want component cache, instance sessions, managed-by mooring", c, l)
@@ -282,5 +289,16 @@ func TestEndpoint(t *testing.T) {
 	}
 	if got := Endpoint(newCache(func(c *mooringv1.CacheInstance) { c.Spec.Port = ptr.To[int32](2000) })); got != "sessions.team.svc:2000" {
 		t.Errorf("endpoint = %q, want sessions.team.svc:2000", got)
+	}
+}
+
+// The binding ConfigMap carries the servicebinding.io entries of a memcached service and
+// nothing secret (memcached has no credentials).
+func TestBindingConfigMap(t *testing.T) {
+	c := newCache(func(c *mooringv1.CacheInstance) { c.Spec.Port = ptr.To[int32](11311) })
+	cm := BindingConfigMap(c)
+	want := map[string]string{"type": "memcached", "provider": "mooring", "host": "sessions." + c.Namespace + ".svc", "port": "11311"}
+	if !maps.Equal(cm.Data, want) {
+		t.Errorf("binding data = %v, want %v", cm.Data, want)
 	}
 }

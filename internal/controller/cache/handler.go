@@ -17,7 +17,7 @@ import (
 // +kubebuilder:rbac:groups=mooring.dev,resources=cacheinstances/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=mooring.dev,resources=cacheinstances/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -26,7 +26,7 @@ type Handler struct{}
 
 // Owned lists the kinds of a CacheInstance's children: watched, cached by label, and
 // pruned (the PodDisruptionBudget goes when the replicas drop to one).
-var Owned = []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &policyv1.PodDisruptionBudget{}}
+var Owned = []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &policyv1.PodDisruptionBudget{}, &corev1.ConfigMap{}}
 
 // NewObject returns an empty CacheInstance.
 func (Handler) NewObject() *mooringv1.CacheInstance { return &mooringv1.CacheInstance{} }

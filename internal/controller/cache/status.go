@@ -17,6 +17,7 @@ func deriveStatus(c *mooringv1.CacheInstance, d *appsv1.Deployment) {
 	c.Status.AvailableReplicas = d.Status.AvailableReplicas
 	c.Status.Selector = labels.SelectorFromSet(engine.SelectorLabels(Component, c.Name)).String()
 	c.Status.Endpoint = Endpoint(c)
+	c.Status.Binding = &mooringv1.ServiceBindingStatus{Name: BindingConfigMapName(c)}
 	c.Status.Phase = mooringv1.CacheInstancePhase(r.Phase)
 	r.SetConditions(c)
 }

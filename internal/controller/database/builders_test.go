@@ -1,6 +1,7 @@
 package database
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -132,6 +133,32 @@ func TestDeriveStatus(t *testing.T) {
 			}
 			if db.Status.PrimaryEndpoint != "orders.shop.svc:5432" || db.Status.Selector == "" {
 				t.Errorf("endpoint %q selector %q", db.Status.PrimaryEndpoint, db.Status.Selector)
+			}
+		})
+	}
+}
+
+// The binding ConfigMap carries the servicebinding.io entries that are not secret; the
+// credentials stay in their Secret, which status.binding names.
+func TestBindingConfigMap(t *testing.T) {
+	tests := map[string]struct {
+		engine v1beta1.DatabaseEngine
+		want   map[string]string
+	}{
+		"postgresql": {engine: v1beta1.PostgreSQL, want: map[string]string{"type": "postgresql", "provider": "mooring", "host": "orders.shop.svc", "port": "5432", "database": "postgres"}},
+		"mysql":      {engine: v1beta1.MySQL, want: map[string]string{"type": "mysql", "provider": "mooring", "host": "orders.shop.svc", "port": "3306"}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			db := newDB(tt.engine, func(db *v1beta1.DatabaseCluster) {
+				db.Name, db.Namespace, db.Spec.SecretName = "orders", "shop", "orders-credentials"
+			})
+			cm := BindingConfigMap(db)
+			if cm.Name != "orders-binding" || !maps.Equal(cm.Data, tt.want) {
+				t.Errorf("binding ConfigMap %s = %v, want orders-binding %v", cm.Name, cm.Data, tt.want)
+			}
+			if st := bindingStatus(db); st.Name != "orders-binding" || st.SecretName != "orders-credentials" {
+				t.Errorf("status.binding = %+v", st)
 			}
 		})
 	}

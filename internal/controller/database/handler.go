@@ -23,6 +23,7 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
 
 // SecretNameField indexes DatabaseClusters by spec.secretName, so a Secret that appears
 // finds the clusters waiting for it without a list of every cluster.
@@ -33,7 +34,7 @@ type Handler struct{}
 
 // Owned lists the kinds of a cluster's children that the engine applies and prunes. The
 // credentials Secret is not among them: it is created once and never pruned.
-var Owned = []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}}
+var Owned = []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}}
 
 // Cached lists further kinds Mooring reads from the cache by its labels: the data PVCs.
 var Cached = []client.Object{&corev1.PersistentVolumeClaim{}}
@@ -74,7 +75,7 @@ func (Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluste
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	for _, child := range []client.Object{HeadlessService(db), PrimaryService(db), sts} {
+	for _, child := range []client.Object{HeadlessService(db), PrimaryService(db), sts, BindingConfigMap(db)} {
 		if err := s.Apply(ctx, child); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -83,6 +84,7 @@ func (Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluste
 		return ctrl.Result{}, err
 	}
 	deriveStatus(db, sts, true)
+	db.Status.Binding = bindingStatus(db)
 	return ctrl.Result{}, nil
 }
 

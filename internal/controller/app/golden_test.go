@@ -1,0 +1,67 @@
+package app
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current builders")
+
+// Apps that use none of the optional fields must keep producing exactly the children they
+// produced before those fields existed: the golden files were written by the builders of
+// that time (commit "app: golden children of Apps without the optional fields") and are
+// never rewritten by a change that adds a field.
+func TestChildrenWithoutOptionalFieldsUnchanged(t *testing.T) {
+	sample := &mooringv1.App{}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "samples", "mooring_v1_app.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(raw, sample); err != nil {
+		t.Fatal(err)
+	}
+	sample.Namespace = "default"
+	apps := map[string]*mooringv1.App{
+		"sample":      sample,
+		"image-only":  newApp(nil),
+		"one-replica": newApp(func(a *mooringv1.App) { a.Spec.Replicas = ptr.To[int32](1) }),
+		"everything-old": newApp(func(a *mooringv1.App) {
+			a.Spec.Replicas = ptr.To[int32](5)
+			a.Spec.Config = "level=debug"
+			a.Spec.Port = ptr.To[int32](8080)
+			a.Spec.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+			a.Spec.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
+		}),
+	}
+	for name, a := range apps {
+		t.Run(name, func(t *testing.T) {
+			got, err := json.MarshalIndent(Children(a, Resolved{}), "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join("testdata", name+".golden.json")
+			if *update {
+				if err := os.WriteFile(file, append(got, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(want) != string(got)+"\n" {
+				t.Errorf("children of %s changed:\n got %s\nwant %s", name, got, want)
+			}
+		})
+	}
+}

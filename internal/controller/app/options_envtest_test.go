@@ -1,0 +1,453 @@
+package app_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/controller/app"
+	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/testutil"
+)
+
+// replicasOwners lists the field managers that own the Deployment's spec.replicas.
+func replicasOwners(d *appsv1.Deployment) []string {
+	var out []string
+	for _, mf := range d.ManagedFields {
+		if mf.FieldsV1 != nil && strings.Contains(mf.FieldsV1.GetRawString(), `"f:replicas"`) && mf.Subresource == "" {
+			out = append(out, mf.Manager)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func condition(a *mooringv1.App, condType string) *metav1.Condition {
+	return meta.FindStatusCondition(a.Status.Conditions, condType)
+}
+
+// While spec.autoscaling is set the HorizontalPodAutoscaler owns the Deployment's
+// replicas: Mooring hands the field over without resetting it, does not fight whoever
+// scales the Deployment, refuses `kubectl scale app`, and takes the field back when
+// autoscaling is removed.
+func TestAutoscalingHandsReplicasOver(t *testing.T) {
+	ns := env.Namespace(t)
+	a := createApp(t, ns, "scaled", nil) // 2 replicas
+	key := client.ObjectKeyFromObject(a)
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "Deployment with 2 replicas owned by mooring", func(d *appsv1.Deployment) error {
+		if *d.Spec.Replicas != 2 || !slices.Equal(replicasOwners(d), []string{engine.FieldOwner}) {
+			return fmt.Errorf("replicas %d owned by %v", *d.Spec.Replicas, replicasOwners(d))
+		}
+		return nil
+	})
+
+	updateApp(t, key, func(a *mooringv1.App) {
+		a.Spec.Autoscaling = &mooringv1.AppAutoscaling{MinReplicas: ptr.To[int32](2), MaxReplicas: 6}
+	})
+	testutil.WaitFor(t, env.Client, key, &autoscalingv2.HorizontalPodAutoscaler{}, "HorizontalPodAutoscaler", func(h *autoscalingv2.HorizontalPodAutoscaler) error {
+		if h.Spec.MaxReplicas != 6 || h.Spec.ScaleTargetRef.Name != "scaled" {
+			return fmt.Errorf("spec %+v", h.Spec)
+		}
+		return nil
+	})
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "replicas handed over, value kept", func(d *appsv1.Deployment) error {
+		if owners := replicasOwners(d); *d.Spec.Replicas != 2 || !slices.Equal(owners, []string{app.HandOverFieldManager}) {
+			return fmt.Errorf("replicas %d owned by %v, want 2 owned by %s alone", *d.Spec.Replicas, owners, app.HandOverFieldManager)
+		}
+		return nil
+	})
+
+	// The autoscaler scales the Deployment (envtest runs no HPA controller: play it, with
+	// an Update as the controller makes).
+	d := &appsv1.Deployment{}
+	if err := env.Client.Get(ctx, key, d); err != nil {
+		t.Fatal(err)
+	}
+	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 5}}
+	if err := env.Client.SubResource("scale").Update(ctx, d, client.WithSubResourceBody(scale), client.FieldOwner("horizontal-pod-autoscaler")); err != nil {
+		t.Fatalf("scale the Deployment as the HPA would: %v", err)
+	}
+	// A spec change makes Mooring write the Deployment again: the autoscaler's 5 stays.
+	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Image = "nginx:1.28" })
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "image changed, autoscaler's replicas kept", func(d *appsv1.Deployment) error {
+		if image(d) != "nginx:1.28" || *d.Spec.Replicas != 5 || slices.Contains(replicasOwners(d), engine.FieldOwner) {
+			return fmt.Errorf("image %s replicas %d owners %v", image(d), *d.Spec.Replicas, replicasOwners(d))
+		}
+		return nil
+	})
+	// With the autoscaler's 5 replicas available the App is Running: it wants the
+	// autoscaler's count, not spec.replicas.
+	testutil.Eventually(t, testutil.DefaultTimeout, "Deployment marked available", func() error {
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, key, d); err != nil {
+			return err
+		}
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 5, UpdatedReplicas: 5, ReadyReplicas: 5, AvailableReplicas: 5}
+		return env.Client.Status().Update(ctx, d)
+	})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "App Running with the autoscaler's count", func(a *mooringv1.App) error {
+		if a.Status.Phase != mooringv1.AppRunning || a.Status.AvailableReplicas != 5 {
+			return fmt.Errorf("phase %s available %d", a.Status.Phase, a.Status.AvailableReplicas)
+		}
+		return nil
+	})
+
+	// kubectl scale app is refused while autoscaling (the scale subresource runs the CRD's
+	// validation, whose CEL rule names spec.replicas).
+	current := &mooringv1.App{}
+	if err := env.Client.Get(ctx, key, current); err != nil {
+		t.Fatal(err)
+	}
+	err := env.Client.SubResource("scale").Update(ctx, current, client.WithSubResourceBody(&autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 9}}))
+	if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.replicas cannot change while spec.autoscaling is set") {
+		t.Fatalf("scaling an autoscaled App: error %v, want Invalid naming spec.replicas", err)
+	}
+
+	// Removing autoscaling hands replicas back to spec.replicas and removes the HPA.
+	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Autoscaling = nil })
+	testutil.WaitGone(t, env.Client, key, &autoscalingv2.HorizontalPodAutoscaler{}, "HPA pruned")
+	testutil.WaitGone(t, env.Client, key, &policyv1.PodDisruptionBudget{}, "PDB pruned")
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "replicas back to spec.replicas, owned by mooring", func(d *appsv1.Deployment) error {
+		if *d.Spec.Replicas != 2 || !slices.Contains(replicasOwners(d), engine.FieldOwner) {
+			return fmt.Errorf("replicas %d owners %v", *d.Spec.Replicas, replicasOwners(d))
+		}
+		return nil
+	})
+	// And kubectl scale works again.
+	if err := env.Client.Get(ctx, key, current); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.SubResource("scale").Update(ctx, current, client.WithSubResourceBody(&autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 3}})); err != nil {
+		t.Fatalf("scale without autoscaling: %v", err)
+	}
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "scaled to 3", func(d *appsv1.Deployment) error {
+		if *d.Spec.Replicas != 3 {
+			return fmt.Errorf("replicas %d", *d.Spec.Replicas)
+		}
+		return nil
+	})
+}
+
+// A ConfigMap or Secret in spec.envFrom that does not exist yet holds the App back with a
+// condition and an event; it proceeds the moment they appear (index and watch, no polling).
+func TestEnvFromWaitsForItsReferences(t *testing.T) {
+	ns := env.Namespace(t)
+	a := createApp(t, ns, "envfrom", func(a *mooringv1.App) {
+		a.Spec.EnvFrom = []corev1.EnvFromSource{
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}},
+			{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "api-keys"}}},
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "extras"}, Optional: ptr.To(true)}},
+		}
+	})
+	key := client.ObjectKeyFromObject(a)
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "EnvFromReady=False naming both", func(a *mooringv1.App) error {
+		c := condition(a, app.ConditionEnvFromReady)
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "ConfigMap settings") || !strings.Contains(c.Message, "Secret api-keys") ||
+			strings.Contains(c.Message, "extras") || a.Status.Phase != mooringv1.AppPending {
+			return fmt.Errorf("EnvFromReady %+v phase %s", c, a.Status.Phase)
+		}
+		return nil
+	})
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, app.ReasonEnvFromMissing, "envfrom")
+	if err := env.Client.Get(ctx, key, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("Deployment of a waiting App: %v, want none", err)
+	}
+
+	// Not labelled for Mooring, like any ConfigMap a team writes.
+	if err := env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns}, Data: map[string]string{"LEVEL": "debug"}}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "only the Secret missing", func(a *mooringv1.App) error {
+		if c := condition(a, app.ConditionEnvFromReady); c == nil || strings.Contains(c.Message, "settings") || !strings.Contains(c.Message, "api-keys") {
+			return fmt.Errorf("EnvFromReady %+v", c)
+		}
+		return nil
+	})
+	if err := env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "api-keys", Namespace: ns}, StringData: map[string]string{"TOKEN": "s3cr3t-value"}}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "Deployment with envFrom", func(d *appsv1.Deployment) error {
+		if got := d.Spec.Template.Spec.Containers[0].EnvFrom; len(got) != 3 {
+			return fmt.Errorf("envFrom %+v", got)
+		}
+		return nil
+	})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "EnvFromReady=True", func(a *mooringv1.App) error {
+		if c := condition(a, app.ConditionEnvFromReady); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("EnvFromReady %+v", c)
+		}
+		return nil
+	})
+}
+
+// makeDatabaseRunning plays the StatefulSet controller until the cluster is Running.
+func makeDatabaseRunning(t *testing.T, key types.NamespacedName) {
+	t.Helper()
+	testutil.WaitFor(t, env.Client, key, &appsv1.StatefulSet{}, "database StatefulSet", func(*appsv1.StatefulSet) error { return nil })
+	testutil.MarkStatefulSetReady(t, env.Client, key)
+	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "database Running with status.binding", func(db *v1beta1.DatabaseCluster) error {
+		if db.Status.Phase != v1beta1.DatabaseRunning || db.Status.Binding == nil {
+			return fmt.Errorf("phase %s binding %+v", db.Status.Phase, db.Status.Binding)
+		}
+		return nil
+	})
+}
+
+// makeCacheRunning plays the Deployment controller until the CacheInstance is Running.
+func makeCacheRunning(t *testing.T, key types.NamespacedName) {
+	t.Helper()
+	testutil.Eventually(t, testutil.DefaultTimeout, "cache Deployment marked available", func() error {
+		d := &appsv1.Deployment{}
+		if err := env.Client.Get(ctx, key, d); err != nil {
+			return err
+		}
+		n := *d.Spec.Replicas
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
+		return env.Client.Status().Update(ctx, d)
+	})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.CacheInstance{}, "cache Running", func(c *mooringv1.CacheInstance) error {
+		if c.Status.Phase != mooringv1.CacheInstanceRunning || c.Status.Binding == nil {
+			return fmt.Errorf("phase %s binding %+v", c.Status.Phase, c.Status.Binding)
+		}
+		return nil
+	})
+}
+
+func createDatabaseAndCache(t *testing.T, ns string) (db, cache types.NamespacedName) {
+	t.Helper()
+	d := &v1beta1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns},
+		Spec: v1beta1.DatabaseClusterSpec{Engine: v1beta1.PostgreSQL, ReplicaCount: 1}}
+	c := &mooringv1.CacheInstance{ObjectMeta: metav1.ObjectMeta{Name: "sessions", Namespace: ns},
+		Spec: mooringv1.CacheInstanceSpec{Replicas: ptr.To[int32](1)}}
+	for _, o := range []client.Object{d, c} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return client.ObjectKeyFromObject(d), client.ObjectKeyFromObject(c)
+}
+
+var bindBoth = func(a *mooringv1.App) {
+	a.Spec.Bindings = []mooringv1.AppBinding{
+		{Name: "db", Ref: mooringv1.AppBindingRef{Kind: mooringv1.BindingKindDatabaseCluster, Name: "orders"}, Env: true},
+		{Name: "cache", Ref: mooringv1.AppBindingRef{Kind: mooringv1.BindingKindCacheInstance, Name: "sessions"}},
+	}
+}
+
+// An App bound to a database and a cache waits until both are Running, then gets their
+// binding projected; a rotated password rolls the pods of an env binding.
+func TestBindingsWaitProjectAndRoll(t *testing.T) {
+	ns := env.Namespace(t)
+	dbKey, cacheKey := createDatabaseAndCache(t, ns)
+	a := createApp(t, ns, "shop", bindBoth)
+	key := client.ObjectKeyFromObject(a)
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "BindingsReady=False naming both", func(a *mooringv1.App) error {
+		c := condition(a, app.ConditionBindingsReady)
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "DatabaseCluster orders") || !strings.Contains(c.Message, "CacheInstance sessions") {
+			return fmt.Errorf("BindingsReady %+v", c)
+		}
+		return nil
+	})
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, app.ReasonBindingNotRunning, "shop")
+
+	makeDatabaseRunning(t, dbKey)
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "only the cache waited for", func(a *mooringv1.App) error {
+		c := condition(a, app.ConditionBindingsReady)
+		if c == nil || c.Status != metav1.ConditionFalse || strings.Contains(c.Message, "orders") || !strings.Contains(c.Message, "sessions") {
+			return fmt.Errorf("BindingsReady %+v", c)
+		}
+		return nil
+	})
+	if err := env.Client.Get(ctx, key, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("Deployment while a binding waits: %v, want none", err)
+	}
+	makeCacheRunning(t, cacheKey)
+
+	var firstSum string
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "Deployment with both bindings projected", func(d *appsv1.Deployment) error {
+		vols := d.Spec.Template.Spec.Volumes
+		if len(vols) != 2 || vols[0].Projected == nil || len(vols[0].Projected.Sources) != 2 ||
+			vols[0].Projected.Sources[0].ConfigMap.Name != "orders-binding" || vols[0].Projected.Sources[1].Secret.Name != "orders-credentials" ||
+			vols[1].Projected.Sources[0].ConfigMap.Name != "sessions-binding" {
+			return fmt.Errorf("volumes %+v", vols)
+		}
+		firstSum = d.Spec.Template.Annotations[app.BindingsChecksumAnnotation]
+		if firstSum == "" {
+			return errors.New("no bindings checksum")
+		}
+		return nil
+	})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "BindingsReady=True", func(a *mooringv1.App) error {
+		if c := condition(a, app.ConditionBindingsReady); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("BindingsReady %+v", c)
+		}
+		return nil
+	})
+
+	// Rotate the password: the Secret watch maps it to the database and the database to
+	// the App, whose pods roll.
+	testutil.Update(t, env.Client, types.NamespacedName{Namespace: ns, Name: "orders-credentials"}, &corev1.Secret{}, func(s *corev1.Secret) {
+		s.Data["password"] = []byte("rotated-password-value")
+	})
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "checksum changed after the rotation", func(d *appsv1.Deployment) error {
+		if sum := d.Spec.Template.Annotations[app.BindingsChecksumAnnotation]; sum == firstSum {
+			return fmt.Errorf("checksum still %s", sum)
+		}
+		return nil
+	})
+	// Nothing secret reached the App's status or the Deployment.
+	got := &mooringv1.App{}
+	if err := env.Client.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{}
+	if err := env.Client.Get(ctx, key, d); err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprintf("%+v %+v", got.Status, d.Spec); strings.Contains(s, "rotated-password-value") {
+		t.Fatal("the password reached the App's status or its Deployment")
+	}
+}
+
+// installGatewayAPI installs the HTTPRoute CRD from the gateway-api module go.mod pins and
+// waits until it is served.
+func installGatewayAPI(t *testing.T) {
+	t.Helper()
+	env.Kubectl(t, "apply", "--server-side", "-f", testutil.GatewayAPICRD(t, "httproutes"))
+	testutil.Eventually(t, testutil.DefaultTimeout, "HTTPRoute CRD established", func() error {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		if err := env.Client.Get(ctx, types.NamespacedName{Name: "httproutes.gateway.networking.k8s.io"}, u); err != nil {
+			return err
+		}
+		conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conditions {
+			if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %v", conditions)
+	})
+}
+
+// Without the Gateway API the App says so in a condition and runs everything else; once
+// the CRD is installed, the HTTPRoute is made (and watched), and pruned when expose goes.
+func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
+	ns := env.Namespace(t)
+	a := createApp(t, ns, "edge", func(a *mooringv1.App) {
+		a.Spec.Port = ptr.To[int32](8080)
+		a.Spec.Expose = &mooringv1.AppExpose{Host: "edge.example.com", Gateway: &mooringv1.AppGatewayRef{Name: "public"}}
+	})
+	key := client.ObjectKeyFromObject(a)
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=False GatewayAPINotInstalled", func(a *mooringv1.App) error {
+		c := condition(a, app.ConditionExposed)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != app.ReasonGatewayAPINotInstalled || a.Status.URL != "" {
+			return fmt.Errorf("Exposed %+v url %q", c, a.Status.URL)
+		}
+		return nil
+	})
+	testutil.WaitFor(t, env.Client, key, &corev1.Service{}, "Service made all the same", func(*corev1.Service) error { return nil })
+
+	installGatewayAPI(t)
+	// The App looks again every minute by itself; a touch saves the test that minute.
+	updateApp(t, key, func(a *mooringv1.App) { a.Annotations = map[string]string{"example.com/nudge": "1"} })
+	route := &gatewayv1.HTTPRoute{}
+	testutil.WaitFor(t, env.Client, key, route, "HTTPRoute", func(r *gatewayv1.HTTPRoute) error {
+		if len(r.Spec.ParentRefs) != 1 || r.Spec.ParentRefs[0].Name != "public" || !metav1.IsControlledBy(r, a) {
+			return fmt.Errorf("spec %+v owners %v", r.Spec, r.OwnerReferences)
+		}
+		return nil
+	})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=True with the URL", func(a *mooringv1.App) error {
+		c := condition(a, app.ConditionExposed)
+		if c == nil || c.Status != metav1.ConditionTrue || a.Status.URL != "http://edge.example.com/" {
+			return fmt.Errorf("Exposed %+v url %q", c, a.Status.URL)
+		}
+		return nil
+	})
+	// The HTTPRoute is watched now: deleting it brings it back.
+	if err := env.Client.Delete(ctx, route); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, env.Client, key, &gatewayv1.HTTPRoute{}, "deleted HTTPRoute recreated", func(r *gatewayv1.HTTPRoute) error {
+		if r.UID == route.UID {
+			return errors.New("still the old HTTPRoute")
+		}
+		return nil
+	})
+	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Expose = nil })
+	testutil.WaitGone(t, env.Client, key, &gatewayv1.HTTPRoute{}, "HTTPRoute pruned with spec.expose")
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed condition and URL gone", func(a *mooringv1.App) error {
+		if c := condition(a, app.ConditionExposed); c != nil || a.Status.URL != "" {
+			return fmt.Errorf("Exposed %+v url %q", c, a.Status.URL)
+		}
+		return nil
+	})
+}
+
+// An App that uses every optional field costs no write once converged.
+func TestConvergedAppWithEveryFieldMakesNoWrites(t *testing.T) {
+	ns := env.Namespace(t)
+	dbKey, cacheKey := createDatabaseAndCache(t, ns)
+	makeDatabaseRunning(t, dbKey)
+	makeCacheRunning(t, cacheKey)
+	if err := env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns}, Data: map[string]string{"A": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	a := createApp(t, ns, "everything", func(a *mooringv1.App) {
+		a.Spec.Config = "c"
+		a.Spec.Port = ptr.To[int32](8080)
+		a.Spec.Command = []string{"/server"}
+		a.Spec.Args = []string{"--v=2"}
+		a.Spec.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
+		a.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1000)}
+		a.Spec.Expose = &mooringv1.AppExpose{Host: "everything.example.com", IngressClassName: ptr.To("nginx"), TLS: &mooringv1.AppTLS{Issuer: "letsencrypt"}}
+		a.Spec.Autoscaling = &mooringv1.AppAutoscaling{MaxReplicas: 4, TargetMemoryUtilizationPercentage: ptr.To[int32](75)}
+		a.Spec.HealthCheck = &mooringv1.AppHealthCheck{Path: "/healthz"}
+		a.Spec.HighAvailability = ptr.To(true)
+		bindBoth(a)
+	})
+	key := client.ObjectKeyFromObject(a)
+	for _, child := range []client.Object{&networkingv1.Ingress{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{}} {
+		testutil.WaitFor(t, env.Client, key, child, fmt.Sprintf("%T", child), func(client.Object) error { return nil })
+	}
+	// The HTTPRoute, with the fields the Gateway API's CRD defaults, converges too.
+	installGatewayAPI(t)
+	routed := createApp(t, ns, "routed", func(a *mooringv1.App) {
+		a.Spec.Port = ptr.To[int32](8080)
+		a.Spec.Expose = &mooringv1.AppExpose{Host: "routed.example.com", Path: "/shop", Gateway: &mooringv1.AppGatewayRef{Name: "public", Namespace: "infra", SectionName: "https"}}
+	})
+	routedKey := client.ObjectKeyFromObject(routed)
+	testutil.WaitFor(t, env.Client, routedKey, &gatewayv1.HTTPRoute{}, "HTTPRoute", func(*gatewayv1.HTTPRoute) error { return nil })
+	testutil.ExpectConvergedNoWrites(t, env.Client, app.Component, []types.NamespacedName{key, routedKey}, func() *mooringv1.App { return &mooringv1.App{} },
+		func(a *mooringv1.App) error {
+			exposed := condition(a, app.ConditionExposed)
+			if a.Status.ObservedGeneration != a.Generation || exposed == nil || exposed.Status != metav1.ConditionTrue || a.Status.URL == "" {
+				return fmt.Errorf("observedGeneration %d generation %d Exposed %+v url %q", a.Status.ObservedGeneration, a.Generation, exposed, a.Status.URL)
+			}
+			if c := condition(a, app.ConditionBindingsReady); a.Name == "everything" && (c == nil || c.Status != metav1.ConditionTrue || a.Status.URL != "https://everything.example.com/") {
+				return fmt.Errorf("BindingsReady %+v url %q", c, a.Status.URL)
+			}
+			return nil
+		})
+}

@@ -1,0 +1,34 @@
+package app
+
+// Condition types of an App beyond the engine's Ready and Progressing; each is present
+// only while the field it reports on is set.
+const (
+	// ConditionExposed is True when the Ingress or HTTPRoute of spec.expose exists.
+	ConditionExposed = "Exposed"
+	// ConditionEnvFromReady is True when every ConfigMap and Secret of spec.envFrom exists.
+	ConditionEnvFromReady = "EnvFromReady"
+	// ConditionBindingsReady is True when every service of spec.bindings is Running.
+	ConditionBindingsReady = "BindingsReady"
+)
+
+// Condition and event reasons.
+const (
+	ReasonIngressApplied         = "IngressApplied"
+	ReasonHTTPRouteApplied       = "HTTPRouteApplied"
+	ReasonGatewayAPINotInstalled = "GatewayAPINotInstalled"
+	ReasonEnvFromFound           = "AllFound"
+	ReasonEnvFromMissing         = "EnvFromNotFound"
+	ReasonBindingsReady          = "AllRunning"
+	ReasonBindingNotFound        = "BindingNotFound"
+	ReasonBindingNotRunning      = "BindingNotRunning"
+	ReasonWaiting                = "WaitingForReferences"
+)
+
+// HandOverFieldManager holds the Deployment's replicas between Mooring letting go of them
+// (spec.autoscaling set) and the HorizontalPodAutoscaler's first scale.
+const HandOverFieldManager = "mooring-autoscaling-handover"
+
+// RefsField indexes Apps by what they reference ("ConfigMap/<name>", "Secret/<name>",
+// "DatabaseCluster/<name>", "CacheInstance/<name>"), so an object that appears or
+// changes finds the Apps waiting for it without a list of every App.
+const RefsField = "spec.refs"

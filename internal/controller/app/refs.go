@@ -1,0 +1,201 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/engine"
+)
+
+// Refs lists what the App references by "<Kind>/<name>", the values of the RefsField index.
+func Refs(app *mooringv1.App) []string {
+	var out []string
+	for _, e := range app.Spec.EnvFrom {
+		switch {
+		case e.ConfigMapRef != nil:
+			out = append(out, "ConfigMap/"+e.ConfigMapRef.Name)
+		case e.SecretRef != nil:
+			out = append(out, "Secret/"+e.SecretRef.Name)
+		}
+	}
+	for _, b := range app.Spec.Bindings {
+		out = append(out, b.Ref.Kind+"/"+b.Ref.Name)
+		// The credentials Secret of a database is not known from the spec; its changes
+		// reach the App through the Secret watch, which maps a Secret to the Apps bound to
+		// the databases using it.
+	}
+	return out
+}
+
+func metadataOf(kind string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kind))
+	return m
+}
+
+// checkEnvFrom reports whether every required ConfigMap and Secret of spec.envFrom exists
+// (metadata only: Mooring never reads their data), and sets EnvFromReady.
+func (h Handler) checkEnvFrom(ctx context.Context, s *engine.Scope[*mooringv1.App]) (bool, error) {
+	app := s.Object
+	if len(app.Spec.EnvFrom) == 0 {
+		meta.RemoveStatusCondition(app.StatusConditions(), ConditionEnvFromReady)
+		return true, nil
+	}
+	var missing []string
+	for _, e := range app.Spec.EnvFrom {
+		var kind, name string
+		var reader client.Reader
+		switch {
+		case e.ConfigMapRef != nil && !ptr.Deref(e.ConfigMapRef.Optional, false):
+			kind, name, reader = "ConfigMap", e.ConfigMapRef.Name, h.References
+			if err := s.StartWatch(configMapsWatch); err != nil {
+				return false, err
+			}
+		case e.SecretRef != nil && !ptr.Deref(e.SecretRef.Optional, false):
+			kind, name, reader = "Secret", e.SecretRef.Name, s.Client
+		default:
+			continue
+		}
+		err := reader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, metadataOf(kind))
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, kind+" "+name)
+		case err != nil:
+			return false, fmt.Errorf("get %s %s: %w", kind, name, err)
+		}
+	}
+	if len(missing) > 0 {
+		msg := "Waiting for " + strings.Join(missing, ", ") + " named in spec.envFrom; the App proceeds once it exists."
+		if !engine.HasCondition(app, ConditionEnvFromReady, metav1.ConditionFalse, ReasonEnvFromMissing) {
+			s.Event(corev1.EventTypeWarning, ReasonEnvFromMissing, "Reconcile", msg)
+		}
+		engine.SetCondition(app, ConditionEnvFromReady, metav1.ConditionFalse, ReasonEnvFromMissing, msg)
+		return false, nil
+	}
+	engine.SetCondition(app, ConditionEnvFromReady, metav1.ConditionTrue, ReasonEnvFromFound, "Every ConfigMap and Secret in spec.envFrom exists.")
+	return true, nil
+}
+
+// resolveBindings looks up the provisioned service of every binding. It returns the
+// resolved bindings and true when all are Running and published their binding, and sets
+// BindingsReady; names only, never a secret value, reach status and events.
+func (h Handler) resolveBindings(ctx context.Context, s *engine.Scope[*mooringv1.App]) ([]ResolvedBinding, bool, error) {
+	app := s.Object
+	if len(app.Spec.Bindings) == 0 {
+		meta.RemoveStatusCondition(app.StatusConditions(), ConditionBindingsReady)
+		return nil, true, nil
+	}
+	var out []ResolvedBinding
+	var waiting []string
+	reason := ReasonBindingNotRunning
+	for _, b := range app.Spec.Bindings {
+		rb, wait, err := resolveBinding(ctx, s.Client, app.Namespace, b)
+		if err != nil {
+			return nil, false, err
+		}
+		if wait != "" {
+			waiting = append(waiting, fmt.Sprintf("binding %s: %s", b.Name, wait))
+			if strings.Contains(wait, "does not exist") {
+				reason = ReasonBindingNotFound
+			}
+			continue
+		}
+		out = append(out, rb)
+	}
+	if len(waiting) > 0 {
+		msg := "Waiting for " + strings.Join(waiting, "; ") + "."
+		if !engine.HasCondition(app, ConditionBindingsReady, metav1.ConditionFalse, reason) {
+			s.Event(corev1.EventTypeWarning, reason, "Reconcile", msg)
+		}
+		engine.SetCondition(app, ConditionBindingsReady, metav1.ConditionFalse, reason, msg)
+		return nil, false, nil
+	}
+	engine.SetCondition(app, ConditionBindingsReady, metav1.ConditionTrue, ReasonBindingsReady, "Every service in spec.bindings is Running.")
+	return out, true, nil
+}
+
+// provisioned reads the phase and status.binding of the service a binding names.
+func provisioned(ctx context.Context, c client.Reader, key client.ObjectKey, kind string) (phase string, status *v1beta1.ServiceBindingStatus, err error) {
+	switch kind {
+	case mooringv1.BindingKindDatabaseCluster:
+		db := &v1beta1.DatabaseCluster{}
+		if err := c.Get(ctx, key, db); err != nil {
+			return "", nil, err
+		}
+		return string(db.Status.Phase), db.Status.Binding, nil
+	case mooringv1.BindingKindCacheInstance:
+		ci := &mooringv1.CacheInstance{}
+		if err := c.Get(ctx, key, ci); err != nil {
+			return "", nil, err
+		}
+		if b := ci.Status.Binding; b != nil {
+			status = &v1beta1.ServiceBindingStatus{Name: b.Name, SecretName: b.SecretName}
+		}
+		return string(ci.Status.Phase), status, nil
+	}
+	return "", nil, fmt.Errorf("unknown kind %q", kind)
+}
+
+// resolveBinding returns the binding resolved, or why it must wait.
+func resolveBinding(ctx context.Context, c client.Reader, ns string, b mooringv1.AppBinding) (ResolvedBinding, string, error) {
+	phase, status, err := provisioned(ctx, c, client.ObjectKey{Namespace: ns, Name: b.Ref.Name}, b.Ref.Kind)
+	if apierrors.IsNotFound(err) {
+		return ResolvedBinding{}, fmt.Sprintf("%s %s does not exist", b.Ref.Kind, b.Ref.Name), nil
+	}
+	if err != nil {
+		return ResolvedBinding{}, "", fmt.Errorf("get %s %s: %w", b.Ref.Kind, b.Ref.Name, err)
+	}
+	if phase != "Running" || status == nil {
+		if phase == "" {
+			phase = "not yet reconciled"
+		}
+		return ResolvedBinding{}, fmt.Sprintf("%s %s is %s, not Running", b.Ref.Kind, b.Ref.Name, phase), nil
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: status.Name}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ResolvedBinding{}, fmt.Sprintf("ConfigMap %s of %s %s does not exist yet", status.Name, b.Ref.Kind, b.Ref.Name), nil
+		}
+		return ResolvedBinding{}, "", fmt.Errorf("get ConfigMap %s: %w", status.Name, err)
+	}
+	rb := ResolvedBinding{AppBinding: b, ConfigMap: status.Name, Secret: status.SecretName}
+	for k := range cm.Data {
+		rb.Keys = append(rb.Keys, k)
+	}
+	sort.Strings(rb.Keys)
+	// The entries are not secret: their hash may go on the pod template.
+	version := []string{dataHash(cm.Data, rb.Keys)}
+	if rb.Secret != "" {
+		secret := metadataOf("Secret")
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: rb.Secret}, secret); err != nil {
+			if apierrors.IsNotFound(err) {
+				return ResolvedBinding{}, fmt.Sprintf("Secret %s of %s %s does not exist", rb.Secret, b.Ref.Kind, b.Ref.Name), nil
+			}
+			return ResolvedBinding{}, "", fmt.Errorf("get Secret %s: %w", rb.Secret, err)
+		}
+		// The resourceVersion changes with every write of the Secret: a rotated password
+		// rolls the pods without Mooring reading, hashing or caching the password.
+		version = append(version, secret.ResourceVersion)
+	}
+	rb.Version = strings.Join(version, "/")
+	return rb, "", nil
+}
+
+func dataHash(data map[string]string, sortedKeys []string) string {
+	var b strings.Builder
+	for _, k := range sortedKeys {
+		b.WriteString(k + "\x00" + data[k] + "\x00")
+	}
+	return checksum(b.String())
+}
