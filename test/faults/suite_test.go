@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	"github.com/mooringhq/mooring/internal/testutil/clusterenv"
 )
 
@@ -14,6 +17,7 @@ var suite *clusterenv.Env
 var ctx = context.Background()
 
 func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard()) // the test's own clients log nothing worth reading
 	clusterenv.Main(m, &suite, clusterenv.Options{Name: "faults", NoOperator: true})
 }
 

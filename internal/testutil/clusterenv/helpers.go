@@ -113,3 +113,15 @@ func Writes(m map[string]float64, except ...string) map[string]float64 {
 	}
 	return out
 }
+
+// RunStdin is Run with stdin, e.g. a manifest for `apply -f -`.
+func (e *Env) RunStdin(stdin string, args ...string) (string, error) {
+	cmd := e.Kubectl(args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
+	}
+	return out.String(), nil
+}
