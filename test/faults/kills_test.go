@@ -5,12 +5,14 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
@@ -42,7 +44,7 @@ func TestKilledTenTimesWhileFleetConverges(t *testing.T) {
 	points := rand.Perm(killFleet * 9 / 10)[:kills]
 	slices.Sort(points)
 	t0 := time.Now()
-	suite.MustRun(t, "annotate", "apps", "--all", "-n", ns, "mooring.dev/paused-")
+	resumeAll(t, ns)
 	var seen []int
 	for _, p := range points {
 		testutil.Eventually(t, 2*time.Minute, fmt.Sprintf("at least %d Apps Running", p), func() error {
@@ -88,4 +90,35 @@ func runningApps(t *testing.T, ns string) int {
 		}
 	}
 	return running
+}
+
+// resumeAll removes the pause annotation of every App of ns at once (64 requests in
+// flight), so the fleet starts converging together rather than one kubectl request at a
+// time.
+func resumeAll(t *testing.T, ns string) {
+	t.Helper()
+	apps := &mooringv1.AppList{}
+	if err := suite.Client.List(ctx, apps, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"mooring.dev/paused":null}}}`))
+	errs := make(chan error, len(apps.Items))
+	slots := make(chan struct{}, 64)
+	var wg sync.WaitGroup
+	for i := range apps.Items {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func(a *mooringv1.App) {
+			defer func() { <-slots; wg.Done() }()
+			errs <- suite.Client.Patch(ctx, a, patch)
+		}(&apps.Items[i])
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err == nil {
+			continue
+		}
+		t.Fatalf("resume the fleet: %v", err)
+	}
 }

@@ -125,3 +125,25 @@ func (e *Env) RunStdin(stdin string, args ...string) (string, error) {
 	}
 	return out.String(), nil
 }
+
+// WaitAllField polls until a kubectl jsonpath equals want for every object of a resource
+// type in ns, and there is at least one.
+func (e *Env) WaitAllField(t testing.TB, timeout time.Duration, ns, resource, path, want string) {
+	t.Helper()
+	testutil.Eventually(t, timeout, fmt.Sprintf("every %s with %s == %q", resource, path, want), func() error {
+		out, err := e.Run("get", "-n", ns, resource, "-o", `jsonpath={range .items[*]}{.metadata.name}={`+path+`}{"\n"}{end}`)
+		if err != nil {
+			return err
+		}
+		lines := strings.Fields(out)
+		if len(lines) == 0 {
+			return fmt.Errorf("no %s", resource)
+		}
+		for _, l := range lines {
+			if !strings.HasSuffix(l, "="+want) {
+				return fmt.Errorf("%s", l)
+			}
+		}
+		return nil
+	})
+}
