@@ -181,3 +181,32 @@ func TestNameLimitsAreExact(t *testing.T) {
 		})
 	}
 }
+
+// FuzzChildrenValid builds every child of every kind for names the admission rules accept
+// (DNS-1035 labels within each kind's limit) and checks that the API server would accept
+// them all. `make fuzz` runs it longer.
+func FuzzChildrenValid(f *testing.F) {
+	for _, seed := range []string{"a", "web", "orders-db", strings.Repeat("z", 80), "0-9-a"} {
+		f.Add(seed)
+	}
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-"
+	f.Fuzz(func(t *testing.T, raw string) {
+		for kind, k := range kinds {
+			// Map the input onto a DNS-1035 label of at most the kind's limit: a letter,
+			// then letters, digits and '-', ending in a letter or digit.
+			b := []byte{'a'}
+			if raw != "" {
+				b[0] += raw[0] % 26
+			}
+			for i := 1; i < len(raw) && len(b) < k.limit; i++ {
+				b = append(b, alphabet[int(raw[i])%len(alphabet)])
+			}
+			for b[len(b)-1] == '-' {
+				b[len(b)-1] = 'z'
+			}
+			if f := failures(k.children(string(b))); len(f) > 0 {
+				t.Fatalf("%s %q: invalid children:\n%s", kind, b, strings.Join(f, "\n"))
+			}
+		}
+	})
+}
