@@ -65,7 +65,7 @@ func TestControlPlaneRestarts(t *testing.T) {
 	if suite.Operator != op {
 		t.Fatal("the operator was restarted")
 	}
-	assertOneChildEach(t, ns, &appsv1.DeploymentList{}, &corev1.ConfigMapList{})
+	suite.AssertOneChildEach(t, ns, &appsv1.DeploymentList{}, &corev1.ConfigMapList{})
 	// A restarted kube-apiserver answers before its RBAC authorizer has loaded the roles,
 	// so the operator's first requests after the outage are denied ("is forbidden") until
 	// it has. The package fails on any denial in a *.log (a missing rule); this log is kept

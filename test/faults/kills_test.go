@@ -71,7 +71,7 @@ func TestKilledTenTimesWhileFleetConverges(t *testing.T) {
 		return nil
 	})
 	t.Logf("%d Apps converged %s after resuming, through %d SIGKILLs", killFleet, time.Since(t0).Round(100*time.Millisecond), kills)
-	if n := assertOneChildEach(t, ns, &appsv1.DeploymentList{}, &corev1.ConfigMapList{}); n != killFleet {
+	if n := suite.AssertOneChildEach(t, ns, &appsv1.DeploymentList{}, &corev1.ConfigMapList{}); n != killFleet {
 		t.Errorf("%d Apps, want %d", n, killFleet)
 	}
 }

@@ -84,7 +84,7 @@ func TestLeaderElectionHandover(t *testing.T) {
 			assertOnlyLeaderWrites(t, leader, follower)
 		}
 	}
-	assertOneChildEach(t, ns, &appsv1.DeploymentList{}, &corev1.ConfigMapList{})
+	suite.AssertOneChildEach(t, ns, &appsv1.DeploymentList{}, &corev1.ConfigMapList{})
 	_ = follower.Stop()
 }
 

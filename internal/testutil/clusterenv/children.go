@@ -1,4 +1,4 @@
-package faults
+package clusterenv
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
-// assertOneChildEach checks that every App of ns has exactly one object in each list,
+// AssertOneChildEach checks that every App of ns has exactly one object in each list,
 // controlled by it, that nothing Mooring made in ns belongs to no App, and that every
 // Deployment has one ReplicaSet (no rollout was started twice). It returns the App count.
-func assertOneChildEach(t *testing.T, ns string, lists ...client.ObjectList) int {
+func (e *Env) AssertOneChildEach(t testing.TB, ns string, lists ...client.ObjectList) int {
 	t.Helper()
 	apps := &mooringv1.AppList{}
-	if err := suite.Client.List(context.Background(), apps, client.InNamespace(ns)); err != nil {
+	if err := e.Client.List(context.Background(), apps, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	uids := map[string]string{}
@@ -28,7 +28,7 @@ func assertOneChildEach(t *testing.T, ns string, lists ...client.ObjectList) int
 	}
 	managed := client.MatchingLabels{"app.kubernetes.io/managed-by": "mooring"}
 	for _, list := range lists {
-		if err := suite.Client.List(context.Background(), list, client.InNamespace(ns), managed); err != nil {
+		if err := e.Client.List(context.Background(), list, client.InNamespace(ns), managed); err != nil {
 			t.Fatal(err)
 		}
 		perApp := map[string]int{}
@@ -49,7 +49,7 @@ func assertOneChildEach(t *testing.T, ns string, lists ...client.ObjectList) int
 		}
 	}
 	rs := &appsv1.ReplicaSetList{}
-	if err := suite.Client.List(context.Background(), rs, client.InNamespace(ns)); err != nil {
+	if err := e.Client.List(context.Background(), rs, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	perDeployment := map[string]int{}
