@@ -54,6 +54,15 @@ verify: tools ## Fail when generated files are stale, code is not gofmt'ed, or g
 test: tools verify build ## Run every test: unit, envtest integration, and end to end on a local cluster.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) go test $(GO_TEST_FLAGS) ./...
 
+# Executions per conversion fuzz target in `make fuzz`; the builder target gets a tenth.
+FUZZ_EXECS ?= 1000000
+
+.PHONY: fuzz
+fuzz: ## Fuzz longer than `make test` (which runs only the seeds): each conversion target FUZZ_EXECS times, the builder target FUZZ_EXECS/10.
+	go test -run '^$$' -fuzz '^FuzzHubRoundTrip$$' -fuzztime $(FUZZ_EXECS)x ./api/v1alpha1
+	go test -run '^$$' -fuzz '^FuzzSpokeRoundTrip$$' -fuzztime $(FUZZ_EXECS)x ./api/v1alpha1
+	go test -run '^$$' -fuzz '^FuzzChildrenValid$$' -fuzztime $$(( $(FUZZ_EXECS) / 10 ))x ./internal/controller
+
 .PHONY: bench
 bench: tools ## Run the benchmarks.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) go test -run '^$$' -bench . -benchtime 3x ./...

@@ -17,6 +17,7 @@ type DatabaseReference struct {
 	// Name of the DatabaseCluster.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +required
 	Name string `json:"name"`
 }
@@ -37,12 +38,14 @@ type BackupStorage struct {
 	// Size of the volume Mooring creates, PVC "<name>-storage"; 5Gi when neither this nor
 	// existingClaim is set. The volume is kept when the Backup is deleted with
 	// cleanupPolicy Retain.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="must be greater than zero"
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
 	// ExistingClaim names a PersistentVolumeClaim in the Backup's namespace to write the
 	// dumps to instead.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	ExistingClaim string `json:"existingClaim,omitempty"`
 }

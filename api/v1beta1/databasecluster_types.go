@@ -33,10 +33,13 @@ const (
 type StorageSpec struct {
 	// Size of each pod's data volume. It may grow (the PVCs are expanded), never shrink.
 	// +kubebuilder:default="1Gi"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="must be greater than zero"
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
 	// StorageClassName of the data volumes; the cluster's default class when unset.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`
 }
@@ -73,6 +76,7 @@ type DatabaseClusterSpec struct {
 	// Defaults to "<name>-credentials", which Mooring generates with a random password
 	// when it is missing. A Secret named here explicitly must be provided by you.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
 
@@ -153,6 +157,8 @@ type DatabaseClusterStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || self.metadata.name.size() <= 52",message="metadata.name must be no more than 52 characters: the StatefulSet labels its pods with controller-revision-hash <name>-<10-character hash>, at most 63 characters",optionalOldSelf=true
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the DatabaseCluster's Service",optionalOldSelf=true
 type DatabaseCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -102,6 +102,14 @@ func main() {
 		log.Error(err, "Unable to add webhook ready check")
 		os.Exit(1)
 	}
+	apiServerReady, err := manager.APIServerReachable(mgr.GetConfig())
+	if err == nil {
+		err = mgr.AddReadyzCheck("apiserver", apiServerReady)
+	}
+	if err != nil {
+		log.Error(err, "Unable to add API server ready check")
+		os.Exit(1)
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		log.Error(err, "Unable to add health check")
 		os.Exit(1)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -54,7 +55,21 @@ func OperatorKubeconfig(ctx context.Context, cfg *rest.Config, root, stateDir st
 		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role.GetName()},
 		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": ServiceAccount, "namespace": Namespace}},
 	}}
-	for _, o := range []*unstructured.Unstructured{role, sa, binding} {
+	objs := []*unstructured.Unstructured{role, sa, binding}
+	// The leader election Role and its binding, placed and named as config/default does,
+	// so replicas run with --leader-elect have exactly the production rights.
+	for _, d := range docs {
+		if (d.GetKind() == "Role" || d.GetKind() == "RoleBinding") && strings.HasPrefix(d.GetName(), "leader-election-") {
+			d.SetNamespace(Namespace)
+			d.SetName("mooring-" + d.GetName())
+			if d.GetKind() == "RoleBinding" {
+				_ = unstructured.SetNestedField(d.Object, "mooring-leader-election-role", "roleRef", "name")
+				d.Object["subjects"] = []any{map[string]any{"kind": "ServiceAccount", "name": ServiceAccount, "namespace": Namespace}}
+			}
+			objs = append(objs, d)
+		}
+	}
+	for _, o := range objs {
 		if err := apply(ctx, c, o); err != nil {
 			return "", err
 		}

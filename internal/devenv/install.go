@@ -11,10 +11,7 @@ import (
 	"strconv"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -57,12 +54,8 @@ func Install(ctx context.Context, cfg *rest.Config, root string, webhookPort int
 	if err := apply(ctx, c, ns); err != nil {
 		return err
 	}
-	// The certificate rotator fills this Secret but does not create it; created only when
-	// missing, so the certificates of an earlier run survive.
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: SecretName, Namespace: Namespace}}
-	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create Secret %s/%s: %w", Namespace, SecretName, err)
-	}
+	// The operator creates its certificate Secret (SecretName) in this namespace when it
+	// starts and the Secret is missing; the certificates of an earlier run survive in it.
 
 	crds, err := readDocs(filepath.Join(root, "config", "crd", "bases"))
 	if err != nil {

@@ -36,7 +36,9 @@ type Cluster struct {
 	out    io.Writer
 	layout layout
 	procs  []*process // in start order
-	exited chan error
+	// launches remember how each component was started, for Restart.
+	launches map[string]launchSpec
+	exited   chan error
 
 	stopOnce sync.Once
 	stopErr  error
@@ -189,17 +191,26 @@ func (c *Cluster) launch(ctx context.Context, o Options, name string, args, env 
 		return nil, err
 	}
 	c.procs = append(c.procs, p)
+	if c.launches == nil {
+		c.launches = map[string]launchSpec{}
+	}
+	c.launches[name] = launchSpec{spec: processSpec{name: name, path: p.cmd.Path, args: args, env: env, logPath: p.logPath}, ready: ready}
+	c.watchExit(p)
+	if err := waitFor(ctx, p, name, componentTimeout, ready); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Out, "localcluster: %s ready%s (%s)\n", name, note, since(t0))
+	return p, nil
+}
+
+// watchExit reports p on Exited if it ends without being stopped.
+func (c *Cluster) watchExit(p *process) {
 	go func() {
 		<-p.done
 		if !p.stopping.Load() {
 			c.exited <- p.exitError()
 		}
 	}()
-	if err := waitFor(ctx, p, name, componentTimeout, ready); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(o.Out, "localcluster: %s ready%s (%s)\n", name, note, since(t0))
-	return p, nil
 }
 
 // Exited delivers an error for each component that exits without Stop being called,

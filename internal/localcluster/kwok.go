@@ -3,6 +3,7 @@ package localcluster
 import (
 	"bytes"
 	"context"
+	_ "embed" // Mooring's own kwok Stages
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,8 +31,20 @@ var kwokStageGlobs = []string{
 	"kustomize/stage/pod/fast/*.yaml",
 }
 
-// writeKwokConfig concatenates kwok's Stage manifests into one file for --config. They
-// are read from the module cache at run time instead of being copied into the
+// Images that Mooring's own kwok Stages (stages/pod-failures.yaml) make fail: a pod whose
+// first container runs one of them reports what a kubelet reports for such a container.
+const (
+	// UnpullableImage leaves the container waiting in ImagePullBackOff.
+	UnpullableImage = "registry.invalid/mooring/unpullable:1"
+	// CrashingImage leaves the container waiting in CrashLoopBackOff after exiting 1.
+	CrashingImage = "registry.invalid/mooring/crashing:1"
+)
+
+//go:embed stages/pod-failures.yaml
+var podFailureStages []byte
+
+// writeKwokConfig concatenates kwok's Stage manifests, and Mooring's own, into one file
+// for --config. kwok's are read from the module cache at run time instead of being copied into the
 // repository; hack/tools/build.sh records where that module is.
 func writeKwokConfig(binDir, path string) error {
 	ref := filepath.Join(binDir, "kwok-module-dir")
@@ -62,6 +75,7 @@ func writeKwokConfig(binDir, path string) error {
 			return fmt.Errorf("kwok stages: nothing matches %s in %s (listed in %s)", g, moduleDir, ref)
 		}
 	}
+	fmt.Fprintf(&buf, "---\n# Mooring's stages/pod-failures.yaml\n%s\n", bytes.TrimSpace(podFailureStages))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("kwok stages: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -25,6 +26,7 @@ import (
 	backupcontroller "github.com/mooringhq/mooring/internal/controller/backup"
 	cachecontroller "github.com/mooringhq/mooring/internal/controller/cache"
 	"github.com/mooringhq/mooring/internal/controller/database"
+	"github.com/mooringhq/mooring/internal/controller/rollout"
 	"github.com/mooringhq/mooring/internal/engine"
 	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
 	"github.com/mooringhq/mooring/internal/tracing"
@@ -75,6 +77,8 @@ func CacheOptions() cache.Options {
 	for _, o := range ownedTypes() {
 		byObject[o] = cache.ByObject{Label: managed}
 	}
+	// Pods only to say why a rollout does not complete: Mooring's, trimmed to their status.
+	byObject[&corev1.Pod{}] = cache.ByObject{Label: managed, Transform: rollout.TrimPod}
 	return cache.Options{
 		ByObject:         byObject,
 		DefaultTransform: cache.TransformStripManagedFields(),

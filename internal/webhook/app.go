@@ -14,8 +14,9 @@ import (
 
 // +kubebuilder:webhook:path=/validate-mooring-dev-v1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=apps,verbs=create;update,versions=v1,name=vapp-v1.mooring.dev,admissionReviewVersions=v1
 
-// AppValidator checks what the App's schema cannot: that the image is a valid reference
-// and that the pod security context does not undo the restrictions Mooring's pods run with.
+// AppValidator checks what the App's schema cannot: that the image is a valid reference,
+// that the environment and resources make a valid container, and that the pod security
+// context does not undo the restrictions Mooring's pods run with.
 type AppValidator struct{}
 
 // ValidateCreate checks a new App.
@@ -40,6 +41,8 @@ func validateApp(app *mooringv1.App) error {
 			"must be an image reference such as nginx:1.27 or registry.example.com/team/api@sha256:<digest>: "+err.Error()))
 	}
 	errs = append(errs, validatePodSecurityContext(app.Spec.SecurityContext, field.NewPath("spec", "securityContext"))...)
+	errs = append(errs, validateEnv(app.Spec.Env, field.NewPath("spec", "env"))...)
+	errs = append(errs, validateResources(app.Spec.Resources, field.NewPath("spec", "resources"))...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(mooringv1.GroupVersion.WithKind("App").GroupKind(), app.Name, errs)
 	}

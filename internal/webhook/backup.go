@@ -17,7 +17,7 @@ import (
 
 // MaxBackupNameLength keeps the Backup's CronJob valid: the CronJob controller appends an
 // 11-character suffix to name its Jobs, which must stay within 63 characters.
-const MaxBackupNameLength = 52
+const MaxBackupNameLength = mooringv1.MaxBackupNameLength
 
 // BackupValidator checks what the Backup's schema cannot: that the schedule parses.
 type BackupValidator struct{}

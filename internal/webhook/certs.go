@@ -11,6 +11,10 @@ import (
 // The rotator reads what it watches, but may change only its own Secret, the two webhook
 // configurations and the one CRD it injects a CA into.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// Creating the certificate Secret when it is missing needs create on secrets: RBAC cannot
+// limit create to a resource name (the name is not known before the object exists). The
+// DatabaseCluster controller has the same verb for credentials Secrets already.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=update;patch,resourceNames=mooring-webhook-server-cert
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=update;patch,resourceNames=mooring-mutating-webhook-configuration
@@ -46,6 +50,9 @@ type CertOptions struct {
 // needed. The returned channel closes once the certificate is on disk: register webhooks
 // only then, because the webhook server reads it when it starts.
 func AddCertRotation(mgr ctrl.Manager, o CertOptions) (<-chan struct{}, error) {
+	if err := ensureSecret(mgr.GetConfig(), o.Secret); err != nil {
+		return nil, err
+	}
 	ready := make(chan struct{})
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:      o.Secret,

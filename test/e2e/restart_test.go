@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,12 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/testutil"
+	"github.com/mooringhq/mooring/internal/testutil/clusterenv"
 )
 
 const fleetSize = 50
@@ -130,95 +127,18 @@ func count(t *testing.T, ns string, list client.ObjectList) int {
 }
 
 // assertOneSetOfChildren checks every App has exactly its Deployment, Service and
-// ConfigMap, each controlled by it, and that nothing Mooring made belongs to no App.
+// ConfigMap, each controlled by it, one ReplicaSet per Deployment, and no orphans.
 func assertOneSetOfChildren(t *testing.T, ns string) {
 	t.Helper()
-	apps := &mooringv1.AppList{}
-	if err := suite.Client.List(context.Background(), apps, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	uids := map[string]string{}
-	for _, a := range apps.Items {
-		uids[string(a.UID)] = a.Name
-	}
-	managed := client.MatchingLabels{"app.kubernetes.io/managed-by": "mooring"}
-	for _, list := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}} {
-		if err := suite.Client.List(context.Background(), list, client.InNamespace(ns), managed); err != nil {
-			t.Fatal(err)
-		}
-		perApp := map[string]int{}
-		_ = meta.EachListItem(list, func(ro runtime.Object) error {
-			o := ro.(client.Object)
-			owner := metav1.GetControllerOf(o)
-			if owner == nil || uids[string(owner.UID)] == "" {
-				t.Errorf("%T %s is orphaned (controller %v)", o, o.GetName(), owner)
-				return nil
-			}
-			perApp[uids[string(owner.UID)]]++
-			return nil
-		})
-		for _, a := range apps.Items {
-			if perApp[a.Name] != 1 {
-				t.Errorf("App %s has %d children in %T, want 1", a.Name, perApp[a.Name], list)
-			}
-		}
-	}
-	// One ReplicaSet per Deployment: no rollout was started twice.
-	rs := &appsv1.ReplicaSetList{}
-	if err := suite.Client.List(context.Background(), rs, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	if len(rs.Items) != fleetSize {
-		t.Errorf("%d ReplicaSets for %d Deployments", len(rs.Items), fleetSize)
-	}
+	suite.AssertOneChildEach(t, ns, &appsv1.DeploymentList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{})
 }
 
 // scrape reads the operator's Prometheus metrics as "name{labels}" → value.
-func scrape() (map[string]float64, error) {
-	resp, err := http.Get("http://" + suite.Operator.MetricsAddr + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") || line == "" {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			continue
-		}
-		out[line[:i]] = v
-	}
-	return out, sc.Err()
-}
+func scrape() (map[string]float64, error) { return clusterenv.Scrape(suite.Operator.MetricsAddr) }
 
 // certResources are what the operator's certificate management may touch at start
 // (it checks and, when needed, re-injects its CA): not reconciliation writes.
 var certResources = []string{"secrets", "mutatingwebhookconfigurations", "validatingwebhookconfigurations", "customresourcedefinitions"}
 
 // writesOf lists the write requests in a scrape of mooring_api_requests_total.
-func writesOf(m map[string]float64) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range m {
-		if !strings.HasPrefix(k, "mooring_api_requests_total{") || v == 0 {
-			continue
-		}
-		if strings.Contains(k, `method="GET"`) || strings.Contains(k, `method="WATCH"`) {
-			continue
-		}
-		cert := false
-		for _, r := range certResources {
-			cert = cert || strings.Contains(k, `resource="`+r+`"`)
-		}
-		if !cert {
-			out[k] = v
-		}
-	}
-	return out
-}
+func writesOf(m map[string]float64) map[string]float64 { return clusterenv.Writes(m, certResources...) }

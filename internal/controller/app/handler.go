@@ -25,6 +25,7 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/database"
+	"github.com/mooringhq/mooring/internal/controller/rollout"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -113,7 +114,12 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctr
 			return ctrl.Result{}, err
 		}
 	}
-	deriveStatus(app, engine.First[*appsv1.Deployment](children))
+	// Pods say why a rollout does not complete (an image that cannot be pulled, a crash).
+	pods, err := rollout.ListPods(ctx, s.Client, app.Namespace, engine.SelectorLabels(Component, app.Name))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	deriveStatus(app, engine.First[*appsv1.Deployment](children), pods)
 	setExposed(app, engine.First[*networkingv1.Ingress](children), wantsRoute, r.GatewayAPI)
 	if wantsRoute && !r.GatewayAPI {
 		return engine.RequeueAfter(gatewayRecheck), nil
@@ -206,5 +212,5 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 		b.Watches(metadataOf("Secret"), secrets, builder.OnlyMetadata).
 			Watches(&v1beta1.DatabaseCluster{}, byKind(mooringv1.BindingKindDatabaseCluster)).
 			Watches(&mooringv1.CacheInstance{}, byKind(mooringv1.BindingKindCacheInstance))
-	})
+	}, rollout.WatchPods(Component))
 }

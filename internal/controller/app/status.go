@@ -2,6 +2,7 @@ package app
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
@@ -13,8 +14,8 @@ import (
 
 // deriveStatus sets the App's status from its Deployment; how a rollout reads as a phase
 // and conditions is shared with every Deployment-backed kind (package rollout).
-func deriveStatus(app *mooringv1.App, d *appsv1.Deployment) {
-	r := rollout.Evaluate(rollout.Observe(wantedReplicas(app, d), d))
+func deriveStatus(app *mooringv1.App, d *appsv1.Deployment, pods []corev1.Pod) {
+	r := rollout.Evaluate(rollout.Observe(wantedReplicas(app, d), d).WithPods(pods))
 	app.Status.Replicas = d.Status.Replicas
 	app.Status.AvailableReplicas = d.Status.AvailableReplicas
 	app.Status.Selector = labels.SelectorFromSet(engine.SelectorLabels(Component, app.Name)).String()
@@ -36,7 +37,7 @@ func wantedReplicas(app *mooringv1.App, d *appsv1.Deployment) int32 {
 // App waits for (EnvFromReady and BindingsReady have the details).
 func deriveWaitingStatus(app *mooringv1.App, d *appsv1.Deployment) {
 	if d != nil {
-		deriveStatus(app, d)
+		deriveStatus(app, d, nil)
 	} else {
 		app.Status.Phase = mooringv1.AppPending
 		app.Status.Selector = labels.SelectorFromSet(engine.SelectorLabels(Component, app.Name)).String()

@@ -35,7 +35,7 @@ func TestDeriveStatus(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			app := newApp(nil) // wants 2 replicas
-			deriveStatus(app, tt.d)
+			deriveStatus(app, tt.d, nil)
 			if app.Status.Phase != tt.phase {
 				t.Errorf("phase = %s, want %s", app.Status.Phase, tt.phase)
 			}

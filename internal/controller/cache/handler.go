@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/controller/rollout"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -41,7 +42,12 @@ func (Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.CacheInstanc
 	if err := s.ApplyAll(ctx, children); err != nil {
 		return ctrl.Result{}, err
 	}
-	deriveStatus(s.Object, engine.First[*appsv1.Deployment](children))
+	// Pods say why a rollout does not complete (an image that cannot be pulled, a crash).
+	pods, err := rollout.ListPods(ctx, s.Client, s.Object.Namespace, engine.SelectorLabels(Component, s.Object.Name))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	deriveStatus(s.Object, engine.First[*appsv1.Deployment](children), pods)
 	return ctrl.Result{}, nil
 }
 
@@ -49,5 +55,5 @@ func (Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.CacheInstanc
 func SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return engine.SetupWithManager[*mooringv1.CacheInstance](mgr, Handler{}, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
-	})
+	}, rollout.WatchPods(Component))
 }

@@ -57,7 +57,7 @@ func TestDeriveStatus(t *testing.T) {
 				c.Spec.Replicas = ptr.To[int32](2)
 				c.Spec.Port = ptr.To[int32](11300)
 			})
-			deriveStatus(c, tt.d)
+			deriveStatus(c, tt.d, nil)
 			st := c.Status
 			if st.Phase != tt.phase {
 				t.Errorf("phase = %s, want %s", st.Phase, tt.phase)

@@ -15,4 +15,8 @@ const (
 	ReasonRolloutComplete = "RolloutComplete"
 	// ReasonProgressDeadlineExceed (Progressing=False): the rollout is stuck.
 	ReasonProgressDeadlineExceed = "ProgressDeadlineExceeded"
+	// ReasonPodsFailing (Ready=False): pods fail for a reason that is not a valid
+	// condition reason itself; when it is (ImagePullBackOff, CrashLoopBackOff,
+	// Unschedulable, ...), Ready carries the pods' own reason instead.
+	ReasonPodsFailing = "PodsFailing"
 )

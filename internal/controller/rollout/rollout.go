@@ -36,6 +36,16 @@ type State struct {
 	Observed bool
 	// DeadlineExceeded is true when the Deployment reports ProgressDeadlineExceeded.
 	DeadlineExceeded bool
+	// Failure is why pods fail, from WithPods; nil when none does.
+	Failure *PodFailure
+	// Failing is how many pods fail.
+	Failing int
+}
+
+// WithPods adds what the owner's pods say to s: the first failure and how many fail.
+func (s State) WithPods(pods []corev1.Pod) State {
+	s.Failure, s.Failing = FailureOf(pods)
+	return s
 }
 
 // Observe reads d's status for an owner that wants the given number of replicas.
@@ -106,6 +116,17 @@ var readyChecks = []func(s State) (Phase, Condition, bool){
 	func(s State) (Phase, Condition, bool) {
 		return Running, cond(metav1.ConditionTrue, ReasonAllReplicasAvailable,
 			fmt.Sprintf("%d of %d replicas available.", s.Available, s.Want)), s.Complete()
+	},
+	func(s State) (Phase, Condition, bool) {
+		if s.Failure == nil {
+			return "", Condition{}, false
+		}
+		phase := NotReady
+		if s.Available == 0 {
+			phase = Pending
+		}
+		return phase, cond(metav1.ConditionFalse, s.Failure.Reason, fmt.Sprintf("%d of %d replicas available; %d pods failing, first %s",
+			s.Available, s.Want, s.Failing, s.Failure.Message)), true
 	},
 	func(s State) (Phase, Condition, bool) {
 		return Pending, cond(metav1.ConditionFalse, ReasonReplicasUnavailable,

@@ -57,7 +57,8 @@ type Options struct {
 }
 
 // Main is a TestMain: it starts the Env, stores it in *env, runs the tests, and stops
-// everything. It fails the package when the operator was denied any request by RBAC.
+// everything. It fails the package when the operator was denied any request by RBAC, or
+// when a password Mooring generated appears in a log, an event or a status.
 func Main(m *testing.M, env **Env, o Options) {
 	code, err := run(m, env, o)
 	if err != nil {
@@ -90,6 +91,14 @@ func run(m *testing.M, out **Env, o Options) (int, error) {
 		if err := e.CheckNotForbidden(); err != nil {
 			code = 1
 			fmt.Fprintf(os.Stderr, "%s: %v\n", o.Name, err)
+		}
+		// No generated password in any log, event or Mooring object's status.
+		n, err := e.CheckNoSecretsLeaked(context.Background())
+		if err != nil {
+			code = 1
+			fmt.Fprintf(os.Stderr, "%s: %v\n", o.Name, err)
+		} else {
+			fmt.Fprintf(os.Stderr, "%s: %d generated passwords found in no log, event or status\n", o.Name, n)
 		}
 	}
 	if code != 0 {

@@ -1,0 +1,87 @@
+package clusterenv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mooringhq/mooring/internal/engine"
+)
+
+// mooringKinds are the lists whose status and conditions must never carry a secret.
+var mooringKinds = []schema.GroupVersionKind{
+	{Group: "mooring.dev", Version: "v1", Kind: "AppList"},
+	{Group: "mooring.dev", Version: "v1", Kind: "CacheInstanceList"},
+	{Group: "mooring.dev", Version: "v1beta1", Kind: "DatabaseClusterList"},
+	{Group: "mooring.dev", Version: "v1", Kind: "BackupList"},
+}
+
+// CheckNoSecretsLeaked fails when a password Mooring generated (the "password" key of every
+// Secret labelled managed-by=mooring) appears in any log of the Env (the operator's and
+// every control-plane component's), in any event, or in any Mooring object. It returns how
+// many passwords it looked for.
+func (e *Env) CheckNoSecretsLeaked(ctx context.Context) (int, error) {
+	secrets := &corev1.SecretList{}
+	if err := e.Client.List(ctx, secrets, client.MatchingLabels{engine.ManagedByLabel: engine.ManagedBy}); err != nil {
+		return 0, fmt.Errorf("list Secrets: %w", err)
+	}
+	var passwords [][]byte
+	for _, s := range secrets.Items {
+		if p := s.Data["password"]; len(p) >= 8 {
+			passwords = append(passwords, p)
+		}
+	}
+	if len(passwords) == 0 {
+		return 0, nil
+	}
+	leak := func(where string, data []byte) error {
+		for _, p := range passwords {
+			if bytes.Contains(data, p) {
+				return fmt.Errorf("a generated password appears in %s", where)
+			}
+		}
+		return nil
+	}
+	err := filepath.WalkDir(e.StateDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".log" && filepath.Ext(path) != ".txt" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return leak(path, data)
+	})
+	if err != nil {
+		return len(passwords), err
+	}
+	lists := []client.ObjectList{&eventsv1.EventList{}, &corev1.EventList{}}
+	for _, gvk := range mooringKinds {
+		u := &unstructured.UnstructuredList{}
+		u.SetGroupVersionKind(gvk)
+		lists = append(lists, u)
+	}
+	for _, l := range lists {
+		if err := e.Client.List(ctx, l); err != nil {
+			return len(passwords), fmt.Errorf("list %T: %w", l, err)
+		}
+		data, err := json.Marshal(l)
+		if err != nil {
+			return len(passwords), err
+		}
+		if err := leak(fmt.Sprintf("%T", l), data); err != nil {
+			return len(passwords), err
+		}
+	}
+	return len(passwords), nil
+}
