@@ -34,6 +34,10 @@ build: ## Build the operator (bin/mooring) and the developer command (bin/moorin
 	go build -o bin/mooring ./cmd/mooring
 	go build -o bin/mooring-dev ./cmd/mooring-dev
 
+.PHONY: image
+image: ## Build the operator's OCI image without Docker: bin/image/mooring (OCI layout) and bin/image/mooring.tar.
+	go run ./hack/image --package ./cmd/mooring --name mooring --out bin/image $(if $(PLATFORMS),--platforms $(PLATFORMS))
+
 ##@ Test
 
 .PHONY: verify
