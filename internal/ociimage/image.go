@@ -134,4 +134,3 @@ func rootfs(s Spec) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
-
