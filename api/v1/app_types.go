@@ -121,5 +121,5 @@ type AppList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&App{}, &AppList{})
+	knownTypes = append(knownTypes, &App{}, &AppList{})
 }

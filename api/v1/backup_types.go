@@ -184,5 +184,5 @@ type BackupList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Backup{}, &BackupList{})
+	knownTypes = append(knownTypes, &Backup{}, &BackupList{})
 }

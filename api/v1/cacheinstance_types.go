@@ -175,5 +175,5 @@ type CacheInstanceList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&CacheInstance{}, &CacheInstanceList{})
+	knownTypes = append(knownTypes, &CacheInstance{}, &CacheInstanceList{})
 }

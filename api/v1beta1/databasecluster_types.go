@@ -167,5 +167,5 @@ type DatabaseClusterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&DatabaseCluster{}, &DatabaseClusterList{})
+	knownTypes = append(knownTypes, &DatabaseCluster{}, &DatabaseClusterList{})
 }
