@@ -47,8 +47,13 @@ verify: tools ## Fail when generated files are stale, code is not gofmt'ed, or g
 		if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
+.PHONY: lint
+lint: ## Run golangci-lint (built once per machine from hack/lint) with .golangci.yml.
+	@hack/lint/build.sh
+	bin/golangci-lint run --timeout 10m ./...
+
 .PHONY: test
-test: tools verify build ## Run every test: unit, envtest integration, and end to end on a local cluster.
+test: tools verify lint build ## Run every test: unit, envtest integration, and end to end on a local cluster.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
