@@ -23,6 +23,7 @@ import (
 	backupcontroller "github.com/mooringhq/mooring/internal/controller/backup"
 	cachecontroller "github.com/mooringhq/mooring/internal/controller/cache"
 	"github.com/mooringhq/mooring/internal/controller/database"
+	"github.com/mooringhq/mooring/internal/crdmigrator"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -94,6 +95,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	if err := backupcontroller.SetupWithManager(context.Background(), mgr, o.MaxConcurrentReconciles); err != nil {
 		return fmt.Errorf("set up Backup controller: %w", err)
+	}
+	// Objects stored as v1alpha1 move to the v1beta1 storage version, once, on the leader.
+	migrator, err := crdmigrator.New(mgr.GetConfig(), "databaseclusters.mooring.dev")
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(migrator); err != nil {
+		return fmt.Errorf("set up CRD migrator: %w", err)
 	}
 	return nil
 }
