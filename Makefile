@@ -38,6 +38,11 @@ build: ## Build the operator (bin/mooring) and the developer command (bin/moorin
 image: ## Build the operator's OCI image without Docker: bin/image/mooring (OCI layout) and bin/image/mooring.tar.
 	go run ./hack/image --package ./cmd/mooring --name mooring --out bin/image $(if $(PLATFORMS),--platforms $(PLATFORMS))
 
+.PHONY: chart
+chart: tools ## Regenerate charts/mooring/templates/generated from config/default and package the chart into bin/.
+	go run ./hack/chart generate
+	go run ./hack/chart package
+
 ##@ Test
 
 .PHONY: verify
