@@ -193,8 +193,8 @@ func TestObservabilityFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixtures := map[string]string{
-		"files/prometheus/alerts.yaml": "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nspec:\n  groups:\n  - name: mooring\n    rules:\n    - alert: MooringReconcileErrors\n      expr: sum(rate(controller_runtime_reconcile_errors_total[5m])) > 0\n      for: 15m\n",
-		"files/prometheus/slo.yaml":    "groups:\n- name: mooring-slo\n  rules:\n  - record: mooring:reconcile_errors:rate5m\n    expr: sum(rate(controller_runtime_reconcile_errors_total[5m]))\n",
+		"files/prometheus/alerts.yaml":        "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nspec:\n  groups:\n  - name: mooring\n    rules:\n    - alert: MooringReconcileErrors\n      expr: sum(rate(controller_runtime_reconcile_errors_total[5m])) > 0\n      for: 15m\n",
+		"files/prometheus/slo.yaml":           "groups:\n- name: mooring-slo\n  rules:\n  - record: mooring:reconcile_errors:rate5m\n    expr: sum(rate(controller_runtime_reconcile_errors_total[5m]))\n",
 		"files/grafana/Mooring_Overview.json": "{\"title\": \"Mooring overview\", \"panels\": []}\n",
 	}
 	for path, content := range fixtures {
