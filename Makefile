@@ -41,6 +41,15 @@ build: ## Build the operator (bin/mooring), the portal (bin/mooring-portal), the
 plugin-dist: ## Build the kubectl plugin's release archives into dist/ and write their sha256 into plugins/mooring.yaml (VERSION=vX.Y.Z).
 	@hack/plugin-dist.sh
 
+.PHONY: image
+image: ## Build the operator's OCI image without Docker: bin/image/mooring (OCI layout) and bin/image/mooring.tar.
+	go run ./hack/image --package ./cmd/mooring --name mooring --out bin/image $(if $(PLATFORMS),--platforms $(PLATFORMS))
+
+.PHONY: chart
+chart: tools ## Regenerate charts/mooring/templates/generated from config/default and package the chart into bin/.
+	go run ./hack/chart generate
+	go run ./hack/chart package
+
 ##@ Test
 
 .PHONY: verify
@@ -50,8 +59,13 @@ verify: tools ## Fail when generated files are stale, code is not gofmt'ed, or g
 		if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
+.PHONY: lint
+lint: ## Run golangci-lint (built once per machine from hack/lint) with .golangci.yml.
+	@hack/lint/build.sh
+	bin/golangci-lint run --timeout 10m ./...
+
 .PHONY: test
-test: tools verify build ## Run every test: unit, envtest integration, and end to end on a local cluster.
+test: tools verify lint build ## Run every test: unit, envtest integration, and end to end on a local cluster.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) go test $(GO_TEST_FLAGS) ./...
 
 # Executions per conversion fuzz target in `make fuzz`; the builder target gets a tenth.

@@ -186,5 +186,5 @@ type AppList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&App{}, &AppList{})
+	knownTypes = append(knownTypes, &App{}, &AppList{})
 }

@@ -187,5 +187,5 @@ type BackupList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Backup{}, &BackupList{})
+	knownTypes = append(knownTypes, &Backup{}, &BackupList{})
 }

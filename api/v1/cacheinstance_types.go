@@ -183,5 +183,5 @@ type CacheInstanceList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&CacheInstance{}, &CacheInstanceList{})
+	knownTypes = append(knownTypes, &CacheInstance{}, &CacheInstanceList{})
 }

@@ -179,7 +179,7 @@ type DatabaseClusterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&DatabaseCluster{}, &DatabaseClusterList{})
+	knownTypes = append(knownTypes, &DatabaseCluster{}, &DatabaseClusterList{})
 }
 
 // ServiceBindingStatus names what an App's binding to the cluster projects.

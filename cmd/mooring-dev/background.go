@@ -36,7 +36,7 @@ func up(ctx context.Context, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("open %s: %w", logPath, err)
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 	st, err := logFile.Stat()
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", logPath, err)
@@ -76,7 +76,7 @@ func up(ctx context.Context, cfg config) error {
 		select {
 		case err := <-exited:
 			follow.copy()
-			return fmt.Errorf("background run exited (%v) before the operator was ready; log %s", err, logPath)
+			return fmt.Errorf("background run exited (%w) before the operator was ready; log %s", err, logPath)
 		case <-deadline.C:
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 			waitGone(procID{pid: pid}, 2*time.Minute)
@@ -163,7 +163,7 @@ func healthy(ctx context.Context, url string) bool {
 	if err != nil {
 		return false
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode == http.StatusOK
 }
@@ -180,7 +180,7 @@ func (f *follower) copy() {
 	if err != nil {
 		return
 	}
-	defer file.Close()
+	defer func() { _ = file.Close() }()
 	if _, err := file.Seek(f.offset, io.SeekStart); err != nil {
 		return
 	}

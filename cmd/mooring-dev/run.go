@@ -278,7 +278,7 @@ func waitWebhooks(ctx context.Context, cfg *rest.Config, op *localcluster.Operat
 		case exitErr := <-op.Exited():
 			return fmt.Errorf("operator stopped before its webhooks were ready: %w", exitErr)
 		case <-ctx.Done():
-			return fmt.Errorf("webhooks not ready after 2m (last: %v); operator log %s", err, op.LogPath)
+			return fmt.Errorf("webhooks not ready after 2m (last: %w); operator log %s", err, op.LogPath)
 		case <-ticker.C:
 		}
 	}

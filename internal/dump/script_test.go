@@ -137,7 +137,7 @@ func startPostgreSQL(t *testing.T) *postgres {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	t.Cleanup(func() { _ = os.RemoveAll(root) })
 	pg.dataDir, pg.socketDir = filepath.Join(root, "data"), filepath.Join(root, "run")
 	if err := os.Mkdir(pg.socketDir, 0o700); err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port
 }
 

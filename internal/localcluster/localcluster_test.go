@@ -258,7 +258,7 @@ func stopAndCheck(t *testing.T, c *Cluster) {
 			t.Errorf("%s port %d still in use after Stop: %v", name, port, err)
 			continue
 		}
-		ln.Close()
+		_ = ln.Close()
 	}
 }
 
@@ -312,7 +312,7 @@ func TestFreePortIsBindable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("FreePort returned %d, which cannot be bound: %v", port, err)
 	}
-	ln.Close()
+	_ = ln.Close()
 }
 
 // TestStartFailureNamesComponent checks a component that cannot start yields an error

@@ -71,7 +71,7 @@ func TestStartOperatorWaitsForReadyz(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("readyz after StartOperator returned: %v %v", resp, err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	pid := op.Pid()
 	if err := op.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)

@@ -14,7 +14,7 @@ func FreePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("pick a free port: %w", err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -27,7 +27,7 @@ func freePorts(n int) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pick a free port: %w", err)
 		}
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil

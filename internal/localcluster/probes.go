@@ -38,7 +38,7 @@ func httpOK(client *http.Client, url string) check {
 		if err != nil {
 			return false, err.Error()
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
 		if resp.StatusCode == http.StatusOK {
 			return true, ""

@@ -47,7 +47,7 @@ func startProcess(s processSpec) (*process, error) {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("stat %s log: %w", s.name, err)
 	}
 	fmt.Fprintf(f, "==== %s %s %s\n", time.Now().Format(time.RFC3339), s.path, strings.Join(s.args, " "))
@@ -64,13 +64,13 @@ func startProcess(s processSpec) (*process, error) {
 	}
 	cmd.SysProcAttr = childSysProcAttr()
 	if err := cmd.Start(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("start %s: %w", s.name, err)
 	}
 	p := &process{name: s.name, logPath: s.logPath, logStart: st.Size(), cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
-		f.Close()
+		_ = f.Close()
 		close(p.done)
 	}()
 	return p, nil
@@ -135,7 +135,7 @@ func logTail(path string, from int64, n int) string {
 	if err != nil {
 		return "    (no log: " + err.Error() + ")"
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	const maxRead = 64 << 10
 	st, err := f.Stat()
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	cachecontroller "github.com/mooringhq/mooring/internal/controller/cache"
 	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/controller/rollout"
+	"github.com/mooringhq/mooring/internal/crdmigrator"
 	"github.com/mooringhq/mooring/internal/engine"
 	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
 	"github.com/mooringhq/mooring/internal/tracing"
@@ -120,6 +121,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	if err := mooringmetrics.Add(mgr, mo); err != nil {
 		return fmt.Errorf("set up metrics: %w", err)
+	}
+	// Objects stored as v1alpha1 move to the v1beta1 storage version, once, on the leader.
+	migrator, err := crdmigrator.New(mgr.GetConfig(), "databaseclusters.mooring.dev")
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(migrator); err != nil {
+		return fmt.Errorf("set up CRD migrator: %w", err)
 	}
 	return nil
 }

@@ -112,7 +112,7 @@ func (e *Env) Stop() error {
 	e.cancel()
 	err := <-e.done
 	if e.kubeconfig != "" {
-		os.Remove(e.kubeconfig)
+		_ = os.Remove(e.kubeconfig)
 	}
 	if stopErr := e.env.Stop(); stopErr != nil {
 		return stopErr

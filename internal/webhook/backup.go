@@ -59,7 +59,7 @@ func ValidateSchedule(schedule string) error {
 		return fmt.Errorf("must not set a time zone (TZ= or CRON_TZ=); schedules run in the kube-controller-manager's time zone")
 	}
 	if _, err := cron.ParseStandard(schedule); err != nil {
-		return fmt.Errorf("must be a cron schedule such as \"0 3 * * *\" or \"@daily\": %v", err)
+		return fmt.Errorf("must be a cron schedule such as \"0 3 * * *\" or \"@daily\": %w", err)
 	}
 	return nil
 }

@@ -18,17 +18,22 @@ const (
 	// JobTypeLabel tells a Backup's Jobs apart: scheduled, manual or cleanup. The CronJob's
 	// job template carries it, so the Jobs the CronJob creates have it too.
 	JobTypeLabel = "mooring.dev/backup-job"
+	// JobScheduled marks the Jobs the CronJob creates (a value of JobTypeLabel).
 	JobScheduled = "scheduled"
-	JobManual    = "manual"
-	JobCleanup   = "cleanup"
+	// JobManual marks a Job made for a backup-now annotation.
+	JobManual = "manual"
+	// JobCleanup marks the Job that removes the dumps of a deleted Backup.
+	JobCleanup = "cleanup"
 	// BackupNowValueAnnotation on a manual Job records the backup-now value it was made for.
 	BackupNowValueAnnotation = "mooring.dev/backup-now-value"
 
-	// Bounded history: the CronJob keeps this many finished Jobs, and Mooring as many
-	// finished on-demand Jobs besides the current one.
+	// SuccessfulJobsHistory bounds history: the CronJob keeps this many finished Jobs, and
+	// Mooring as many finished on-demand Jobs besides the current one.
 	SuccessfulJobsHistory int32 = 3
-	FailedJobsHistory     int32 = 1
-	ManualJobsHistory           = 3
+	// FailedJobsHistory is the same bound for failed Jobs.
+	FailedJobsHistory int32 = 1
+	// ManualJobsHistory is how many finished on-demand Jobs Mooring keeps.
+	ManualJobsHistory = 3
 	// startingDeadline lets a schedule missed while the controller was down still run
 	// within ten minutes, and no later.
 	startingDeadline int64 = 600

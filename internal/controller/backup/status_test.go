@@ -15,7 +15,7 @@ import (
 
 var t0 = time.Date(2025, 1, 31, 3, 0, 0, 0, time.UTC)
 
-func at(min int) metav1.Time { return metav1.NewTime(t0.Add(time.Duration(min) * time.Minute)) }
+func at(minute int) metav1.Time { return metav1.NewTime(t0.Add(time.Duration(minute) * time.Minute)) }
 
 func job(name string, created int, outcome batchv1.JobConditionType, finished int) batchv1.Job {
 	j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: at(created)}}

@@ -19,8 +19,9 @@ const (
 	Component = "database"
 	// DataVolume is the name of the volumeClaimTemplate; PVCs are data-<name>-<index>.
 	DataVolume = "data"
-	// Secret keys of the credentials Secret.
-	UsernameKey   = "username"
+	// UsernameKey is the user name's key in the credentials Secret.
+	UsernameKey = "username"
+	// PasswordKey is the password's key in the credentials Secret.
 	PasswordKey   = "password"
 	containerName = "database"
 	podIndexLabel = "apps.kubernetes.io/pod-index"

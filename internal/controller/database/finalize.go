@@ -34,10 +34,14 @@ const (
 	// ConditionFinalSnapshot reports the final snapshot while the cluster is being deleted.
 	ConditionFinalSnapshot = "FinalSnapshot"
 
+	// ReasonSnapshotInProgress and the reasons below are those of ConditionFinalSnapshot.
 	ReasonSnapshotInProgress = "SnapshotInProgress"
-	ReasonSnapshotFailed     = "SnapshotFailed"
-	ReasonSnapshotTaken      = "SnapshotTaken"
-	ReasonSnapshotSkipped    = "SnapshotSkipped"
+	// ReasonSnapshotFailed says the snapshot Job failed.
+	ReasonSnapshotFailed = "SnapshotFailed"
+	// ReasonSnapshotTaken says the snapshot Job succeeded.
+	ReasonSnapshotTaken = "SnapshotTaken"
+	// ReasonSnapshotSkipped says SkipFinalSnapshotAnnotation gave the snapshot up.
+	ReasonSnapshotSkipped = "SnapshotSkipped"
 
 	// snapshotComponent labels the snapshot's pods and own PVC: not "database", so that
 	// neither the cluster's Services nor its data volume list pick them up.

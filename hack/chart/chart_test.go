@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v4/pkg/action"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const repoRoot = "../.."
+
+var chartPath = filepath.Join(repoRoot, chartDir)
+
+// TestGeneratedTemplatesAreCurrent fails when config/ changed (say a new RBAC marker and
+// `make manifests`) without `make chart` regenerating the chart's templates.
+func TestGeneratedTemplatesAreCurrent(t *testing.T) {
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := generate(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := filepath.Glob(filepath.Join(root, generatedDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range onDisk {
+		name := filepath.Base(path)
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, ok := want[name]; !ok {
+			t.Errorf("%s/%s is no longer generated from config/default", generatedDir, name)
+		} else if !bytes.Equal(got, w) {
+			t.Errorf("%s/%s is stale", generatedDir, name)
+		}
+		delete(want, name)
+	}
+	for name := range want {
+		t.Errorf("%s/%s is missing", generatedDir, name)
+	}
+	if t.Failed() {
+		t.Log("run `make chart` and commit the result")
+	}
+}
+
+// helmLabels are the labels the chart adds to what config/default installs.
+var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version", "app.kubernetes.io/part-of"}
+
+// TestChartMatchesKustomize renders the chart with its default values into mooring-system
+// and expects exactly the objects of `kubectl kustomize config/default`, field for field,
+// apart from Helm's labels, the keep annotation on CRDs and the Namespace (which
+// `helm install --namespace` owns).
+func TestChartMatchesKustomize(t *testing.T) {
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kust, err := kustomize(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// config/default pins the image by its kustomize images: entry.
+	out, err := render(chartPath, namespace, map[string]any{"image": map[string]any{"tag": "latest"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := decode([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart := index(t, rendered, true)
+	want := index(t, kust, false)
+	delete(want, "Namespace//mooring-system")
+	for key, w := range want {
+		got, ok := chart[key]
+		if !ok {
+			t.Errorf("%s is in config/default but not in the chart", key)
+			continue
+		}
+		if !reflect.DeepEqual(got, w) {
+			g, _ := json.MarshalIndent(got, "", " ")
+			k, _ := json.MarshalIndent(w, "", " ")
+			t.Errorf("%s differs:\nchart:     %s\nkustomize: %s", key, g, k)
+		}
+		delete(chart, key)
+	}
+	for key := range chart {
+		t.Errorf("%s is in the chart's default render but not in config/default", key)
+	}
+}
+
+// index keys objects by kind/namespace/name; chart objects lose what Helm adds.
+func index(t *testing.T, objs []*unstructured.Unstructured, fromChart bool) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, u := range objs {
+		if fromChart {
+			labels := u.GetLabels()
+			for _, l := range helmLabels {
+				delete(labels, l)
+			}
+			u.SetLabels(labels)
+			annotations := u.GetAnnotations()
+			delete(annotations, "helm.sh/resource-policy")
+			u.SetAnnotations(annotations)
+		}
+		// An empty (or null) map is no map.
+		for _, field := range []string{"labels", "annotations"} {
+			if m, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", field); m == nil || len(m.(map[string]any)) == 0 {
+				unstructured.RemoveNestedField(u.Object, "metadata", field)
+			}
+		}
+		key := u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
+		if _, dup := out[key]; dup {
+			t.Errorf("%s twice", key)
+		}
+		out[key] = u.Object
+	}
+	return out
+}
+
+// TestLintStrict is `helm lint --strict` with several value sets.
+func TestLintStrict(t *testing.T) {
+	for name, vals := range valueSets() {
+		l := action.NewLint()
+		l.Strict = true
+		l.Namespace = namespace
+		res := l.Run([]string{chartPath}, vals)
+		for _, m := range res.Messages {
+			t.Errorf("%s: %s", name, m)
+		}
+		for _, err := range res.Errors {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func valueSets() map[string]map[string]any {
+	return map[string]map[string]any{
+		"default": {},
+		"cert-manager-monitoring": {
+			"replicas":     3,
+			"image":        map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)},
+			"logLevel":     "debug",
+			"extraArgs":    []any{"--max-concurrent-reconciles=8"},
+			"nodeSelector": map[string]any{"kubernetes.io/os": "linux"},
+			"tolerations":  []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "platform", "effect": "NoSchedule"}},
+			"webhook":      map[string]any{"certManagement": "cert-manager"},
+			"metrics":      map[string]any{"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}}},
+		},
+		"minimal": {
+			"replicas": 1,
+			"crds":     map[string]any{"enabled": false},
+			"metrics":  map[string]any{"enabled": false},
+		},
+	}
+}
+
+// TestGoldenRenders compares renders of a few value sets, CRDs left out (the drift test
+// covers them), with testdata/<set>.yaml; go test -update rewrites them.
+func TestGoldenRenders(t *testing.T) {
+	for name, vals := range valueSets() {
+		t.Run(name, func(t *testing.T) {
+			out, err := render(chartPath, "platform", vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRender(t, out)
+			golden(t, name, withoutCRDs(out))
+		})
+	}
+}
+
+// TestObservabilityFiles renders alerts and dashboards from files the chart carries under
+// files/prometheus and files/grafana (a fixture here until the real ones ship).
+func TestObservabilityFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mooring")
+	if err := os.CopyFS(dir, os.DirFS(chartPath)); err != nil {
+		t.Fatal(err)
+	}
+	fixtures := map[string]string{
+		"files/prometheus/alerts.yaml":        "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nspec:\n  groups:\n  - name: mooring\n    rules:\n    - alert: MooringReconcileErrors\n      expr: sum(rate(controller_runtime_reconcile_errors_total[5m])) > 0\n      for: 15m\n",
+		"files/prometheus/slo.yaml":           "groups:\n- name: mooring-slo\n  rules:\n  - record: mooring:reconcile_errors:rate5m\n    expr: sum(rate(controller_runtime_reconcile_errors_total[5m]))\n",
+		"files/grafana/Mooring_Overview.json": "{\"title\": \"Mooring overview\", \"panels\": []}\n",
+	}
+	for path, content := range fixtures {
+		if err := os.WriteFile(filepath.Join(dir, path), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vals := map[string]any{"metrics": map[string]any{
+		"prometheusRule": map[string]any{"enabled": true},
+		"dashboards":     map[string]any{"enabled": true, "namespace": "grafana"},
+	}}
+	out, err := render(dir, "platform", vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "observability", onlyKinds(out, "PrometheusRule", "ConfigMap"))
+
+	// Without files, asking for them is an error that says what is missing.
+	if _, err := render(chartPath, "platform", vals); err == nil || !strings.Contains(err.Error(), "files/prometheus") {
+		t.Errorf("prometheusRule.enabled without rule files: %v, want an error naming files/prometheus", err)
+	}
+}
+
+// TestSchemaRejectsWrongValues expects values.schema.json to reject each bad value with
+// a message naming it.
+func TestSchemaRejectsWrongValues(t *testing.T) {
+	tests := map[string]struct {
+		vals map[string]any
+		name string
+	}{
+		"replicas type":    {map[string]any{"replicas": "two"}, "replicas"},
+		"negative":         {map[string]any{"replicas": -1}, "replicas"},
+		"cert mode":        {map[string]any{"webhook": map[string]any{"certManagement": "vault"}}, "certManagement"},
+		"log level":        {map[string]any{"logLevel": "verbose"}, "logLevel"},
+		"unknown key":      {map[string]any{"replica": 2}, "replica"},
+		"crds.keep":        {map[string]any{"crds": map[string]any{"keep": "yes"}}, "keep"},
+		"extra arg":        {map[string]any{"extraArgs": []any{"leader-elect"}}, "extraArgs"},
+		"digest":           {map[string]any{"image": map[string]any{"digest": "latest"}}, "digest"},
+		"monitor interval": {map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"interval": "often"}}}, "interval"},
+	}
+	for name, tc := range tests {
+		_, err := render(chartPath, namespace, tc.vals)
+		if err == nil || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%s: %v, want a schema error naming %s", name, err, tc.name)
+		}
+	}
+}
+
+// checkRender holds for every render: no caBundle (the operator or cert-manager injects
+// it, and an upgrade must never blank it) and a restricted pod security context.
+func checkRender(t *testing.T, out string) {
+	t.Helper()
+	if strings.Contains(out, "caBundle") {
+		t.Error("a template sets caBundle")
+	}
+	objs, err := decode([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range objs {
+		if u.GetKind() != "Deployment" {
+			continue
+		}
+		pod, _, _ := unstructured.NestedMap(u.Object, "spec", "template", "spec")
+		if v, _, _ := unstructured.NestedBool(pod, "securityContext", "runAsNonRoot"); !v {
+			t.Error("pod securityContext.runAsNonRoot is not true")
+		}
+		if v, _, _ := unstructured.NestedString(pod, "securityContext", "seccompProfile", "type"); v != "RuntimeDefault" {
+			t.Errorf("seccompProfile %q, want RuntimeDefault", v)
+		}
+		containers, _, _ := unstructured.NestedSlice(pod, "containers")
+		for _, c := range containers {
+			sc, _, _ := unstructured.NestedMap(c.(map[string]any), "securityContext")
+			drop, _, _ := unstructured.NestedStringSlice(sc, "capabilities", "drop")
+			if sc["readOnlyRootFilesystem"] != true || sc["allowPrivilegeEscalation"] != false || !reflect.DeepEqual(drop, []string{"ALL"}) {
+				t.Errorf("container securityContext %v is not restricted", sc)
+			}
+		}
+	}
+}
+
+func withoutCRDs(out string) string {
+	var keep []string
+	for _, doc := range strings.Split(out, "---\n") {
+		if doc != "" && !strings.Contains(doc, "\nkind: CustomResourceDefinition\n") {
+			keep = append(keep, doc)
+		}
+	}
+	return "---\n" + strings.Join(keep, "---\n")
+}
+
+func onlyKinds(out string, kinds ...string) string {
+	var keep []string
+	for _, doc := range strings.Split(out, "---\n") {
+		for _, k := range kinds {
+			if strings.Contains(doc, "\nkind: "+k+"\n") {
+				keep = append(keep, doc)
+			}
+		}
+	}
+	sort.Strings(keep)
+	return "---\n" + strings.Join(keep, "---\n")
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".yaml")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./hack/chart -update writes it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("render %s differs from %s (go test ./hack/chart -update rewrites it; review the diff):\n%s", name, path, got)
+	}
+}
