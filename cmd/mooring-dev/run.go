@@ -21,6 +21,8 @@ import (
 
 // run starts everything, stays until a signal or a crash, then stops everything in
 // reverse order.
+//
+//nolint:gocyclo // one linear start-up sequence in the order a reader expects; each step is a call
 func run(parent context.Context, cfg config) (err error) {
 	kubeconfig, external := externalKubeconfig(cfg.state)
 	if err := preflight(cfg, external); err != nil {

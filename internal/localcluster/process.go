@@ -88,6 +88,8 @@ func (p *process) exited() bool {
 
 // stop sends SIGTERM to the process group, waits up to grace, then sends SIGKILL.
 // It reports whether SIGKILL was needed.
+//
+//nolint:unparam // the grace is the caller's to choose; all callers use stopGrace today
 func (p *process) stop(grace time.Duration) (killed bool, err error) {
 	p.stopping.Store(true)
 	if p.exited() {

@@ -339,7 +339,7 @@ func (env *doctorEnv) secretCert(ctx context.Context) (*servingCert, error) {
 	}
 	cert, err := x509.ParseCertificate(block.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("Secret %s: %w", key, err)
+		return nil, fmt.Errorf("read Secret %s: %w", key, err)
 	}
 	return &servingCert{cert: cert, source: "Secret " + key.String()}, nil
 }

@@ -114,7 +114,7 @@ func imageTag(image string) string {
 // checkVersions compares the plugin's version with the operator's.
 func checkVersions(ctx context.Context, env *doctorEnv) []Finding {
 	const check = "versions"
-	plugin := PluginVersion()
+	plugin := BuildVersion()
 	op, err := operatorVersion(ctx, env.c, env.operatorNamespace)
 	switch {
 	case err != nil:

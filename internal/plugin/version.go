@@ -14,8 +14,8 @@ var Version = ""
 // develVersion is what a build without a release version reports.
 const develVersion = "devel"
 
-// PluginVersion is Version, or the module version and VCS revision Go recorded.
-func PluginVersion() string {
+// BuildVersion is Version, or the module version and VCS revision Go recorded.
+func BuildVersion() string {
 	if Version != "" {
 		return Version
 	}
@@ -54,7 +54,7 @@ func newVersionCommand(o *Options) *cobra.Command {
 		Short: "Print the plugin's version and the operator's",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(o.Streams.Out, "plugin:   %s\n", PluginVersion())
+			fmt.Fprintf(o.Streams.Out, "plugin:   %s\n", BuildVersion())
 			c, err := o.client()
 			if err != nil {
 				return err

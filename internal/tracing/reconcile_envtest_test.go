@@ -52,7 +52,7 @@ func reconcileSpans(kind, ns, name string) []sdktrace.ReadOnlySpan {
 func attrs(s sdktrace.ReadOnlySpan) map[string]string {
 	out := map[string]string{}
 	for _, kv := range s.Attributes() {
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }

@@ -90,7 +90,7 @@ func TestKilledDuringFinalSnapshot(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("still there (%v)", err)
+		return fmt.Errorf("still there (%w)", err)
 	})
 	// The Job went with the cluster it belonged to; its outcome is in the events.
 	events := &eventsv1.EventList{}

@@ -29,7 +29,7 @@ func TestStartsWithoutWebhookSecret(t *testing.T) {
 	}
 	testutil.Eventually(t, 30*time.Second, "the Secret to be gone", func() error {
 		if err := suite.Client.Get(ctx, key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("Get returned %v", err)
+			return fmt.Errorf("Get returned %w", err)
 		}
 		return nil
 	})

@@ -95,7 +95,7 @@ func TestDoctor(t *testing.T) {
 	testutil.Eventually(t, time.Minute, "doctor to pass again", func() error {
 		r := run(ctx, nil, "doctor", "-n", ns)
 		if r.err != nil {
-			return fmt.Errorf("%v\n%s", r.err, r.out)
+			return fmt.Errorf("%w\n%s", r.err, r.out)
 		}
 		return nil
 	})

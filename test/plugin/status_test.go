@@ -116,7 +116,7 @@ func eventuallyGolden(t *testing.T, file string, args ...string) string {
 	testutil.Eventually(t, rollout, "kubectl mooring "+strings.Join(args, " ")+" to print "+file, func() error {
 		r := run(context.Background(), goldenOptions(), args...)
 		if r.err != nil {
-			return fmt.Errorf("%v: %s", r.err, r.errOut)
+			return fmt.Errorf("%w: %s", r.err, r.errOut)
 		}
 		out = r.out
 		return golden(file, out)

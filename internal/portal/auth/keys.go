@@ -82,7 +82,7 @@ func newKey() ([]byte, error) {
 func (k *Keyring) Sync(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
 		err := k.syncOnce(ctx)
-		if err == nil || attempt == 4 || !(apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) {
+		if err == nil || attempt == 4 || (!apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err)) {
 			return err
 		}
 	}

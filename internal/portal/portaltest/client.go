@@ -94,7 +94,7 @@ func (c *Client) TryDo(method, path, token string, body any) (Reply, error) {
 	if err != nil {
 		return Reply{}, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return Reply{}, err

@@ -1,11 +1,9 @@
 package server_test
 
 import (
-	"io"
-
 	"context"
 	"encoding/json"
-	"github.com/mooringhq/mooring/internal/testutil"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/mooringhq/mooring/internal/devenv"
 	"github.com/mooringhq/mooring/internal/portal/auth"
 	"github.com/mooringhq/mooring/internal/portal/portaltest"
+	"github.com/mooringhq/mooring/internal/testutil"
 )
 
 // TestKeyRotationLogsNobodyOut rotates the shared signing keys (as a replica does when
@@ -85,7 +84,7 @@ func TestProbesMetricsAndRequestIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if got := resp.Header.Get("X-Request-ID"); got != "trace-me-42" {
 		t.Fatalf("X-Request-ID: want the client's echoed, got %q", got)
 	}
@@ -103,7 +102,7 @@ func TestProbesMetricsAndRequestIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nf.Body.Close()
+	_ = nf.Body.Close()
 	if nf.StatusCode != http.StatusNotFound || nf.Header.Get("Content-Type") != "application/json; charset=utf-8" {
 		t.Fatalf("an unknown path: want a JSON 404, got %d %s", nf.StatusCode, nf.Header.Get("Content-Type"))
 	}
@@ -112,7 +111,7 @@ func TestProbesMetricsAndRequestIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	buf := new(strings.Builder)
 	if _, err := io.Copy(buf, resp.Body); err != nil {
 		t.Fatal(err)

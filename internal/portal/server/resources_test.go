@@ -1,15 +1,12 @@
 package server_test
 
 import (
-	"github.com/mooringhq/mooring/internal/portal/portaltest"
-	"strconv"
-	"time"
-
 	"context"
-	"github.com/mooringhq/mooring/internal/testutil"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +16,8 @@ import (
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"github.com/mooringhq/mooring/internal/portal/models"
+	"github.com/mooringhq/mooring/internal/portal/portaltest"
+	"github.com/mooringhq/mooring/internal/testutil"
 )
 
 func bindingsOf(t *testing.T, id string) (crbs []string, rbs []string) {

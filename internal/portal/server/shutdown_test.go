@@ -35,7 +35,7 @@ func TestGracefulShutdown(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			return errorf("readyz %d", resp.StatusCode)
 		}

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"github.com/mooringhq/mooring/internal/portal/portaltest"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"github.com/mooringhq/mooring/internal/devenv"
 	"github.com/mooringhq/mooring/internal/portal/models"
+	"github.com/mooringhq/mooring/internal/portal/portaltest"
 	"github.com/mooringhq/mooring/internal/portal/store"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
