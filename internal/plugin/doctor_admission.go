@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -57,13 +58,15 @@ func checkSamples(ctx context.Context, env *doctorEnv) []Finding {
 	return out
 }
 
-// dryRunCopy is a sample ready to be dry-run created: in ns, with a generated name so that
-// it never collides with a real object.
+// dryRunCopy is a sample ready to be dry-run created: in ns, with a random name so that it
+// never collides with a real object. Not generateName: the mutating webhook runs before
+// the API server generates the name, and it derives names (the credentials Secret's)
+// from it.
 func dryRunCopy(s *unstructured.Unstructured, ns string) *unstructured.Unstructured {
 	u := s.DeepCopy()
 	u.SetNamespace(ns)
-	u.SetName("")
-	u.SetGenerateName("mooring-doctor-")
+	u.SetGenerateName("")
+	u.SetName("mooring-doctor-" + utilrand.String(5))
 	return u
 }
 

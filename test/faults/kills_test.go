@@ -39,9 +39,10 @@ func TestKilledTenTimesWhileFleetConverges(t *testing.T) {
 	}
 	suite.Apply(t, ns, manifest.String())
 
-	// Kill points: ten distinct counts of Running Apps, drawn at random below the fleet
-	// size, so the kills fall anywhere in the convergence.
-	points := rand.Perm(killFleet * 9 / 10)[:kills]
+	// Kill points: ten distinct counts of Running Apps, drawn at random below 60% of the fleet
+	// (a quiet machine converges the rest faster than one poll), so every kill falls inside
+	// the convergence.
+	points := rand.Perm(killFleet * 6 / 10)[:kills]
 	slices.Sort(points)
 	t0 := time.Now()
 	resumeAll(t, ns)
