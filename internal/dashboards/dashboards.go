@@ -188,3 +188,32 @@ func DatabasesBackups() (dashboard.Dashboard, error) {
 			query("time() - mooring_backup_last_success_timestamp_seconds{"+ns+"}", "{{namespace}}/{{name}}"))).
 		Build()
 }
+
+// PanelQueries returns the query expressions of every panel of a dashboard's JSON, by
+// panel title (rows, which hold no queries, are left out). Tests use it to check that
+// every query parses, uses exported metrics and returns data.
+func PanelQueries(data []byte) (map[string][]string, error) {
+	var d struct {
+		Panels []struct {
+			Type    string `json:"type"`
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, p := range d.Panels {
+		if p.Type == "row" {
+			continue
+		}
+		out[p.Title] = nil
+		for _, tg := range p.Targets {
+			out[p.Title] = append(out[p.Title], tg.Expr)
+		}
+	}
+	return out, nil
+}

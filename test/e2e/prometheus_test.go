@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooringhq/mooring/internal/dashboards"
 	"github.com/mooringhq/mooring/internal/localcluster"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
@@ -145,23 +146,9 @@ func dashboardQueries(t *testing.T, file string) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d struct {
-		Panels []struct {
-			Type    string `json:"type"`
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
+	queries, err := dashboards.PanelQueries(data)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
 	}
-	if err := json.Unmarshal(data, &d); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]string{}
-	for _, p := range d.Panels {
-		for _, tg := range p.Targets {
-			out[p.Title] = append(out[p.Title], tg.Expr)
-		}
-	}
-	return out
+	return queries
 }

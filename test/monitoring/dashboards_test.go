@@ -2,7 +2,6 @@ package monitoring_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -40,29 +39,11 @@ func panelQueries(t *testing.T, file string) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d struct {
-		Panels []struct {
-			Type    string `json:"type"`
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-	}
-	if err := json.Unmarshal(data, &d); err != nil {
+	queries, err := dashboards.PanelQueries(data)
+	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
-	out := map[string][]string{}
-	for _, p := range d.Panels {
-		if p.Type == "row" {
-			continue
-		}
-		out[p.Title] = nil
-		for _, tg := range p.Targets {
-			out[p.Title] = append(out[p.Title], tg.Expr)
-		}
-	}
-	return out
+	return queries
 }
 
 func TestDashboardQueriesUseExportedMetrics(t *testing.T) {
