@@ -43,23 +43,11 @@ func newPauseCommand(o *Options, pause bool) *cobra.Command {
 }
 
 func (o *Options) runPause(ctx context.Context, arg string, pause bool, timeout time.Duration) error {
-	r, err := parseRef(arg)
+	c, r, obj, err := o.getRef(ctx, arg)
 	if err != nil {
 		return err
 	}
-	c, err := o.client()
-	if err != nil {
-		return err
-	}
-	ns, err := o.namespace()
-	if err != nil {
-		return err
-	}
-	obj := r.kind.newObj()
-	key := client.ObjectKey{Namespace: ns, Name: r.name}
-	if err := c.Get(ctx, key, obj); err != nil {
-		return fmt.Errorf("get %s: %w", r, err)
-	}
+	key := client.ObjectKeyFromObject(obj)
 	verb := "resumed"
 	var val any // nil removes the annotation in a merge patch
 	if pause {
@@ -123,21 +111,9 @@ func newReconcileCommand(o *Options) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: o.completeRef(""),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := parseRef(args[0])
+			c, r, obj, err := o.getRef(cmd.Context(), args[0])
 			if err != nil {
 				return err
-			}
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			ns, err := o.namespace()
-			if err != nil {
-				return err
-			}
-			obj := r.kind.newObj()
-			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: r.name}, obj); err != nil {
-				return fmt.Errorf("get %s: %w", r, err)
 			}
 			// Nanoseconds, so two requests within a second are two changes.
 			at := o.now().UTC().Format(time.RFC3339Nano)
@@ -152,4 +128,26 @@ func newReconcileCommand(o *Options) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// getRef reads the object a KIND/NAME argument names in the selected namespace, with the
+// client it was read with (pause, resume and reconcile then annotate it).
+func (o *Options) getRef(ctx context.Context, arg string) (client.Client, ref, client.Object, error) {
+	r, err := parseRef(arg)
+	if err != nil {
+		return nil, r, nil, err
+	}
+	c, err := o.client()
+	if err != nil {
+		return nil, r, nil, err
+	}
+	ns, err := o.namespace()
+	if err != nil {
+		return nil, r, nil, err
+	}
+	obj := r.kind.newObj()
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: r.name}, obj); err != nil {
+		return nil, r, nil, fmt.Errorf("get %s: %w", r, err)
+	}
+	return c, r, obj, nil
 }
