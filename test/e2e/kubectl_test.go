@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,34 +10,18 @@ import (
 )
 
 // kubectl runs bin/k8s/kubectl against the suite's cluster and returns its output.
-func kubectl(args ...string) (string, error) {
-	cmd := exec.Command(filepath.Join(suite.BinDir, "kubectl"), append([]string{"--kubeconfig", suite.Cluster.KubeconfigPath}, args...)...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
-	}
-	return out.String(), nil
-}
+func kubectl(args ...string) (string, error) { return suite.Run(args...) }
 
 // mustKubectl is kubectl that fails the test on error.
 func mustKubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := kubectl(args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return suite.MustRun(t, args...)
 }
 
 // apply pipes a manifest into kubectl apply.
 func apply(t *testing.T, ns, manifest string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(suite.BinDir, "kubectl"), "--kubeconfig", suite.Cluster.KubeconfigPath, "apply", "-n", ns, "-f", "-")
-	cmd.Stdin = strings.NewReader(manifest)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply: %v\n%s\n---\n%s", err, out, manifest)
-	}
+	suite.Apply(t, ns, manifest)
 }
 
 // jsonpath reads one field with kubectl get -o jsonpath.

@@ -249,12 +249,5 @@ func TestUserRoles(t *testing.T) {
 
 // asStdin is as with stdin for kubectl apply -f -.
 func asStdin(user, stdin string, args ...string) (string, error) {
-	cmd := exec.Command(filepath.Join(suite.BinDir, "kubectl"), append([]string{"--kubeconfig", suite.Cluster.KubeconfigPath, "--as", user}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
-	}
-	return out.String(), nil
+	return suite.RunStdin(stdin, append([]string{"--as", user}, args...)...)
 }

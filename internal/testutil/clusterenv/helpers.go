@@ -15,15 +15,7 @@ import (
 
 // Run runs kubectl as the cluster admin and returns its standard output; the error carries
 // its standard error.
-func (e *Env) Run(args ...string) (string, error) {
-	cmd := e.Kubectl(args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
-	}
-	return out.String(), nil
-}
+func (e *Env) Run(args ...string) (string, error) { return e.RunStdin("", args...) }
 
 // MustRun is Run that fails the test on error.
 func (e *Env) MustRun(t testing.TB, args ...string) string {
