@@ -85,6 +85,12 @@ func establish(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) {
 		}
 		return fmt.Errorf("conditions %v", got.Status.Conditions)
 	})
+	// Established is not yet discovered: the API server's discovery document (which the
+	// client's RESTMapper reads) can lag behind it for a moment.
+	testutil.Eventually(t, 30*time.Second, "kind "+crd.Spec.Names.Kind+" discovered", func() error {
+		_, err := c.RESTMapper().RESTMapping(schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind})
+		return err
+	})
 }
 
 func widgets(t *testing.T, gv schema.GroupVersion) map[string]*unstructured.Unstructured {
