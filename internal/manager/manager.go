@@ -31,6 +31,7 @@ import (
 	"github.com/mooringhq/mooring/internal/engine"
 	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
 	"github.com/mooringhq/mooring/internal/tracing"
+	"github.com/mooringhq/mooring/internal/webhook"
 )
 
 // Scheme knows the built-in kinds and Mooring's.
@@ -94,7 +95,9 @@ func New(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 	// Traced only when tracing is set up (internal/tracing); a no-op otherwise.
 	tracing.Instrument(cfg, nil)
 	if opts.WebhookServer != nil {
-		opts.WebhookServer = tracing.WebhookServer(opts.WebhookServer, nil)
+		// Waits for its certificate in Start rather than being added late (see
+		// webhook.AwaitCertificate): conversion must be served before the caches sync.
+		opts.WebhookServer = tracing.WebhookServer(webhook.AwaitCertificate(opts.WebhookServer), nil)
 	}
 	opts.Scheme = Scheme
 	opts.Cache = CacheOptions()

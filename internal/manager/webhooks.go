@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,38 +36,36 @@ type WebhookOptions struct {
 	Cert webhook.CertOptions
 }
 
-// SetupWebhooks registers the webhooks, once the serving certificate exists, and returns
-// a readiness check that passes when the webhook server is serving.
+// SetupWebhooks registers the webhooks and returns a readiness check that passes when the
+// webhook server is serving (and, with CertsSelf, the rotator has its certificate ready).
+//
+// The webhooks are registered now, before the manager starts, so the webhook server is
+// in the manager's webhooks group and starts before the caches sync: the cache's
+// DatabaseCluster informer needs the conversion webhook while objects are stored in
+// v1alpha1. The server itself waits for its certificate files (webhook.AwaitCertificate).
 func SetupWebhooks(mgr ctrl.Manager, o WebhookOptions) (healthz.Checker, error) {
-	var registered atomic.Bool
-	register := func() error {
-		if err := webhook.Setup(mgr); err != nil {
-			return fmt.Errorf("set up webhooks: %w", err)
-		}
-		registered.Store(true)
-		return nil
-	}
+	var certReady <-chan struct{}
 	switch o.CertManagement {
 	case CertsExternal:
-		if err := register(); err != nil {
-			return nil, err
-		}
 	case CertsSelf:
 		ready, err := webhook.AddCertRotation(mgr, o.Cert)
 		if err != nil {
 			return nil, err
 		}
-		// The webhook server is added to the manager when first asked for, and reads its
-		// certificate when it starts: so register only once the rotator wrote it.
-		if err := webhook.RunWhenReady(mgr, ready, register); err != nil {
-			return nil, err
-		}
+		certReady = ready
 	default:
 		return nil, fmt.Errorf("unknown certificate management %q (want %q or %q)", o.CertManagement, CertsSelf, CertsExternal)
 	}
+	if err := webhook.Setup(mgr); err != nil {
+		return nil, fmt.Errorf("set up webhooks: %w", err)
+	}
 	return func(req *http.Request) error {
-		if !registered.Load() {
-			return errors.New("webhook serving certificate not ready yet")
+		if certReady != nil {
+			select {
+			case <-certReady:
+			default:
+				return errors.New("webhook serving certificate not ready yet")
+			}
 		}
 		return mgr.GetWebhookServer().StartedChecker()(req)
 	}, nil

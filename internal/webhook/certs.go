@@ -75,6 +75,11 @@ func AddCertRotation(mgr ctrl.Manager, o CertOptions) (<-chan struct{}, error) {
 		return nil, fmt.Errorf("add certificate rotation: %w", err)
 	}
 	if o.WriteFiles {
+		// Once now, so that the webhook server can start before the caches sync (see
+		// AwaitCertificate); then on every change.
+		if err := writeStoredCert(mgr.GetConfig(), o.Secret, o.CertDir); err != nil {
+			return nil, err
+		}
 		if err := SyncSecretToDir(mgr, o.Secret, o.CertDir); err != nil {
 			return nil, err
 		}

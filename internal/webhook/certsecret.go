@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,6 +56,30 @@ func ensureSecret(cfg *rest.Config, key types.NamespacedName) error {
 			err = lastErr
 		}
 		return fmt.Errorf("create the webhook certificate Secret %s: %w", key, err)
+	}
+	return nil
+}
+
+// writeStoredCert writes the certificate the Secret already holds (none on a first start)
+// into dir, read directly from the API server before the manager starts: the informer of
+// SyncSecretToDir runs only after the manager's caches have synced, and those may need the
+// conversion webhook, which needs the certificate.
+func writeStoredCert(cfg *rest.Config, key types.NamespacedName, dir string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("certificate Secret %s: %w", key, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), secretCreateTimeout)
+	defer cancel()
+	s, err := cs.CoreV1().Secrets(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read the webhook certificate Secret %s: %w", key, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create certificate directory: %w", err)
+	}
+	if err := writeCertFiles(dir, s.Data); err != nil {
+		return fmt.Errorf("write the webhook certificate from Secret %s: %w", key, err)
 	}
 	return nil
 }

@@ -80,19 +80,6 @@ func writeCertFiles(dir string, data map[string][]byte) error {
 	return nil
 }
 
-// RunWhenReady runs f on every replica once ready is closed (the serving certificate is
-// on disk); it stops waiting when the manager stops.
-func RunWhenReady(mgr ctrl.Manager, ready <-chan struct{}, f func() error) error {
-	return mgr.Add(runnableFunc(func(ctx context.Context) error {
-		select {
-		case <-ready:
-			return f()
-		case <-ctx.Done():
-			return nil
-		}
-	}))
-}
-
 // runnableFunc runs a function with the manager, on every replica.
 type runnableFunc func(context.Context) error
 
