@@ -138,7 +138,7 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	if _, err := c.launch(ctx, o, etcd, etcdArgs(*l), nil, "", httpOK(http.DefaultClient, l.etcdURL()+"/health")); err != nil {
 		return err
 	}
-	apiserver, err := c.launch(ctx, o, kubeAPIServer, apiserverArgs(*l, saKey), nil, "", httpOK(probe, l.serverURL()+"/readyz"))
+	apiserver, err := c.launch(ctx, o, kubeAPIServer, append(apiserverArgs(*l, saKey), o.APIServerArgs...), nil, "", httpOK(probe, l.serverURL()+"/readyz"))
 	if err != nil {
 		return err
 	}
@@ -254,3 +254,6 @@ func (c *Cluster) Stop() error {
 func since(t time.Time) string {
 	return time.Since(t).Round(100 * time.Millisecond).String()
 }
+
+// EtcdURL is etcd's client URL, for tests that check what the API server stored.
+func (c *Cluster) EtcdURL() string { return c.layout.etcdURL() }

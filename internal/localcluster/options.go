@@ -21,6 +21,9 @@ type Options struct {
 	Nodes int
 	// Out receives one progress line per step; nil discards them.
 	Out io.Writer
+	// APIServerArgs are extra kube-apiserver flags, e.g. --enable-aggregator-routing=true
+	// (webhooks called at their Service's endpoints rather than its ClusterIP).
+	APIServerArgs []string
 }
 
 // requiredBinaries are the files Start needs in Options.BinDir.

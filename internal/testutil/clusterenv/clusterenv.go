@@ -54,6 +54,12 @@ type Options struct {
 	OperatorArgs []string
 	// NoOperator leaves the operator stopped after set-up (the package starts it itself).
 	NoOperator bool
+	// Bare starts the cluster and builds the operator but installs nothing (no CRDs,
+	// webhooks or operator identity) and starts no operator: for a package that installs
+	// Mooring itself, e.g. with the Helm chart.
+	Bare bool
+	// APIServerArgs are extra kube-apiserver flags.
+	APIServerArgs []string
 }
 
 // Main is a TestMain: it starts the Env, stores it in *env, runs the tests, and stops
@@ -135,12 +141,16 @@ func Start(o Options) (*Env, error) {
 	defer cancel()
 	if e.Cluster, err = localcluster.Start(ctx, localcluster.Options{
 		BinDir: e.BinDir, StateDir: filepath.Join(e.StateDir, "cluster"), Out: os.Stderr,
+		APIServerArgs: o.APIServerArgs,
 	}); err != nil {
 		return e, err
 	}
 	e.Config = e.Cluster.Config
 	if e.Client, err = client.New(e.Config, client.Options{Scheme: manager.Scheme}); err != nil {
 		return e, err
+	}
+	if o.Bare {
+		return e, nil
 	}
 	if e.WebhookPort, err = localcluster.FreePort(); err != nil {
 		return e, err
