@@ -75,12 +75,17 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	checkSame(t, "after the upgrade, before the rollout", before, readBothVersions(t))
 
 	// The Deployment's image changed, so its pods roll: the old operator goes, and the new
-	// one must become ready alone, its cache listing v1beta1 through its own conversion
-	// webhook, then migrate the stored objects.
+	// one must become ready alone, then migrate the stored objects. While no operator runs,
+	// the API server restarts (as in a control-plane upgrade): its watch cache then reads
+	// the v1alpha1-stored objects from etcd again and must convert them to v1beta1, so
+	// the new operator's cache can sync only through its own conversion webhook.
 	if a, b := deploymentImage(t, prev.Manifest), deploymentImage(t, cur.Manifest); a == b {
 		t.Fatalf("the upgrade left the image at %s; the test expects a rollout", a)
 	}
 	if err := op.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := suite.Cluster.Restart(ctx, "kube-apiserver"); err != nil {
 		t.Fatal(err)
 	}
 	op = startChartOperator(t, releaseNS, cur.Manifest, "mooring-upgraded.log")

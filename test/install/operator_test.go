@@ -40,7 +40,8 @@ type hostOperator struct {
 // kubelet does is done here instead: the namespace comes from POD_NAMESPACE, the
 // certificate Secret is written to the cert directory (--webhook-cert-write, as no volume
 // mounts it), and the webhook Service gets an endpoint at the host's address. Ports are
-// free ones, since other clusters may run on this machine.
+// free ones, since other clusters may run on this machine. logName names its log file
+// in the state directory.
 func startChartOperator(t *testing.T, ns, manifest, logName string) *hostOperator {
 	t.Helper()
 	ip := hostIP(t)
@@ -59,7 +60,9 @@ func startChartOperator(t *testing.T, ns, manifest, logName string) *hostOperato
 	}
 	args = append(args,
 		"--webhook-host="+ip, "--webhook-port="+strconv.Itoa(port),
-		"--webhook-cert-dir="+filepath.Join(suite.StateDir, "webhook-certs"), "--webhook-cert-write",
+		// A directory per start, empty as a new pod's volume would be before the kubelet
+		// mounts the Secret.
+		"--webhook-cert-dir="+filepath.Join(suite.StateDir, strings.TrimSuffix(logName, ".log")+"-certs"), "--webhook-cert-write",
 		"--leader-election-namespace="+ns)
 	pointServiceAt(t, ns, ip, port)
 	op, err := localcluster.StartOperator(context.Background(), localcluster.OperatorOptions{
