@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -61,35 +60,87 @@ func TestGeneratedTemplatesAreCurrent(t *testing.T) {
 // helmLabels are the labels the chart adds to what config/default installs.
 var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version", "app.kubernetes.io/part-of"}
 
-// TestChartMatchesKustomize renders the chart with its default values into mooring-system
-// and expects exactly the objects of `kubectl kustomize config/default`, field for field,
-// apart from Helm's labels, the keep annotation on CRDs and the Namespace (which
-// `helm install --namespace` owns).
+// TestChartMatchesKustomize renders the chart into mooring-system and expects exactly the
+// objects kustomize renders from the config/ directories the values switch on, field for
+// field, apart from Helm's labels, the keep annotation on CRDs and the Namespaces (which
+// `helm install --namespace` owns; the portal's objects move into the release namespace).
 func TestChartMatchesKustomize(t *testing.T) {
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kust, err := kustomize(root)
-	if err != nil {
-		t.Fatal(err)
+	// The kustomizations pin images by their images: entries or files.
+	image := map[string]any{"tag": "latest"}
+	tests := map[string]struct {
+		vals map[string]any
+		dirs []string
+	}{
+		"default": {map[string]any{"image": image}, []string{"config/default"}},
+		"everything on": {map[string]any{
+			"image": image,
+			"metrics": map[string]any{
+				"serviceMonitor": map[string]any{"enabled": true},
+				"prometheusRule": map[string]any{"enabled": true},
+				"dashboards":     map[string]any{"enabled": true},
+			},
+			"portal": map[string]any{"enabled": true, "image": map[string]any{"repository": "mooring-portal", "tag": "latest"}},
+		}, []string{"config/default", "config/prometheus", "config/grafana", "config/portal"}},
 	}
-	// config/default pins the image by its kustomize images: entry.
-	out, err := render(chartPath, namespace, map[string]any{"image": map[string]any{"tag": "latest"}})
-	if err != nil {
-		t.Fatal(err)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var kust []*unstructured.Unstructured
+			for _, dir := range tc.dirs {
+				objs, err := kustomize(root, dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kust = append(kust, objs...)
+			}
+			out, err := render(chartPath, namespace, tc.vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rendered, err := decode([]byte(out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			compare(t, index(t, rendered, true), index(t, intoRelease(kust), false))
+		})
 	}
-	rendered, err := decode([]byte(out))
-	if err != nil {
-		t.Fatal(err)
+}
+
+// intoRelease drops the Namespaces the release namespace replaces and moves the portal's
+// objects (and references to them) into it.
+func intoRelease(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, u := range objs {
+		if u.GetKind() == "Namespace" && (u.GetName() == namespace || u.GetName() == "mooring-portal") {
+			continue
+		}
+		if u.GetNamespace() == "mooring-portal" {
+			u.SetNamespace(namespace)
+		}
+		subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
+		for _, s := range subjects {
+			if m := s.(map[string]any); m["namespace"] == "mooring-portal" {
+				m["namespace"] = namespace
+			}
+		}
+		if subjects != nil {
+			_ = unstructured.SetNestedSlice(u.Object, subjects, "subjects")
+		}
+		out = append(out, u)
 	}
-	chart := index(t, rendered, true)
-	want := index(t, kust, false)
-	delete(want, "Namespace//mooring-system")
+	return out
+}
+
+// compare reports every object that differs or is only on one side.
+func compare(t *testing.T, chart, want map[string]map[string]any) {
+	t.Helper()
 	for key, w := range want {
 		got, ok := chart[key]
 		if !ok {
-			t.Errorf("%s is in config/default but not in the chart", key)
+			t.Errorf("%s is in config/ but not in the chart", key)
 			continue
 		}
 		if !reflect.DeepEqual(got, w) {
@@ -100,7 +151,7 @@ func TestChartMatchesKustomize(t *testing.T) {
 		delete(chart, key)
 	}
 	for key := range chart {
-		t.Errorf("%s is in the chart's default render but not in config/default", key)
+		t.Errorf("%s is in the chart's render but not in config/", key)
 	}
 }
 
@@ -163,6 +214,14 @@ func valueSets() map[string]map[string]any {
 			"webhook":      map[string]any{"certManagement": "cert-manager"},
 			"metrics":      map[string]any{"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}}},
 		},
+		"observability-portal": {
+			"metrics": map[string]any{
+				"serviceMonitor": map[string]any{"enabled": true, "interval": "1m", "labels": map[string]any{"release": "prometheus"}},
+				"prometheusRule": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}},
+				"dashboards":     map[string]any{"enabled": true, "namespace": "grafana", "labels": map[string]any{"team": "platform"}},
+			},
+			"portal": map[string]any{"enabled": true, "replicas": 3, "image": map[string]any{"tag": "v0.1.0"}},
+		},
 		"minimal": {
 			"replicas": 1,
 			"crds":     map[string]any{"enabled": false},
@@ -186,39 +245,6 @@ func TestGoldenRenders(t *testing.T) {
 	}
 }
 
-// TestObservabilityFiles renders alerts and dashboards from files the chart carries under
-// files/prometheus and files/grafana (a fixture here until the real ones ship).
-func TestObservabilityFiles(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "mooring")
-	if err := os.CopyFS(dir, os.DirFS(chartPath)); err != nil {
-		t.Fatal(err)
-	}
-	fixtures := map[string]string{
-		"files/prometheus/alerts.yaml":        "apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nspec:\n  groups:\n  - name: mooring\n    rules:\n    - alert: MooringReconcileErrors\n      expr: sum(rate(controller_runtime_reconcile_errors_total[5m])) > 0\n      for: 15m\n",
-		"files/prometheus/slo.yaml":           "groups:\n- name: mooring-slo\n  rules:\n  - record: mooring:reconcile_errors:rate5m\n    expr: sum(rate(controller_runtime_reconcile_errors_total[5m]))\n",
-		"files/grafana/Mooring_Overview.json": "{\"title\": \"Mooring overview\", \"panels\": []}\n",
-	}
-	for path, content := range fixtures {
-		if err := os.WriteFile(filepath.Join(dir, path), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	vals := map[string]any{"metrics": map[string]any{
-		"prometheusRule": map[string]any{"enabled": true},
-		"dashboards":     map[string]any{"enabled": true, "namespace": "grafana"},
-	}}
-	out, err := render(dir, "platform", vals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "observability", onlyKinds(out, "PrometheusRule", "ConfigMap"))
-
-	// Without files, asking for them is an error that says what is missing.
-	if _, err := render(chartPath, "platform", vals); err == nil || !strings.Contains(err.Error(), "files/prometheus") {
-		t.Errorf("prometheusRule.enabled without rule files: %v, want an error naming files/prometheus", err)
-	}
-}
-
 // TestSchemaRejectsWrongValues expects values.schema.json to reject each bad value with
 // a message naming it.
 func TestSchemaRejectsWrongValues(t *testing.T) {
@@ -235,6 +261,8 @@ func TestSchemaRejectsWrongValues(t *testing.T) {
 		"extra arg":        {map[string]any{"extraArgs": []any{"leader-elect"}}, "extraArgs"},
 		"digest":           {map[string]any{"image": map[string]any{"digest": "latest"}}, "digest"},
 		"monitor interval": {map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"interval": "often"}}}, "interval"},
+		"portal replicas":  {map[string]any{"portal": map[string]any{"replicas": "two"}}, "replicas"},
+		"portal key":       {map[string]any{"portal": map[string]any{"enable": true}}, "enable"},
 	}
 	for name, tc := range tests {
 		_, err := render(chartPath, namespace, tc.vals)
@@ -288,19 +316,6 @@ func withoutCRDs(out string) string {
 			keep = append(keep, doc)
 		}
 	}
-	return "---\n" + strings.Join(keep, "---\n")
-}
-
-func onlyKinds(out string, kinds ...string) string {
-	var keep []string
-	for _, doc := range docSeparator.Split(out, -1) {
-		for _, k := range kinds {
-			if strings.Contains(doc, "\nkind: "+k+"\n") {
-				keep = append(keep, doc)
-			}
-		}
-	}
-	sort.Strings(keep)
 	return "---\n" + strings.Join(keep, "---\n")
 }
 

@@ -24,9 +24,14 @@ const (
 	releaseNS = "platform"
 )
 
-// values are what a platform team would set, plus a nodeSelector that keeps the
-// Deployment's pods Pending (see the package doc).
-var values = map[string]any{"nodeSelector": map[string]any{"mooring.dev/install-test": "no-such-node"}}
+// values are what a platform team would set (the portal and the dashboards on; the
+// ServiceMonitor and PrometheusRule would need prometheus-operator's CRDs), plus a
+// nodeSelector that keeps the operator's pods Pending (see the package doc).
+var values = map[string]any{
+	"nodeSelector": map[string]any{"mooring.dev/install-test": "no-such-node"},
+	"portal":       map[string]any{"enabled": true},
+	"metrics":      map[string]any{"dashboards": map[string]any{"enabled": true}},
+}
 
 // databaseClusters are created while the CRD stores v1alpha1, through both versions.
 var databaseClusters = map[string]string{
@@ -115,21 +120,24 @@ func checkAccepted(t *testing.T, manifest string) {
 	t.Logf("all %d objects of the release are on the API server: %v", len(objs), manifestKinds(t, manifest))
 }
 
-// checkPodsAdmitted waits for the Deployment's pods: the namespace enforces the restricted
-// Pod Security Standard, so pods exist only if the chart's pod template passes it.
+// checkPodsAdmitted waits for the pods of the operator's and the portal's Deployments:
+// the namespace enforces the restricted Pod Security Standard, so pods exist only if the
+// chart's pod templates pass it.
 func checkPodsAdmitted(t *testing.T) {
 	t.Helper()
-	testutil.Eventually(t, time.Minute, "2 operator pods admitted in the restricted namespace", func() error {
-		out, err := suite.Run("get", "pods", "-n", releaseNS, "-l", "app.kubernetes.io/name=mooring", "-o", "name")
-		if err != nil {
-			return err
-		}
-		if n := len(strings.Fields(out)); n != 2 {
-			events, _ := suite.Run("get", "events", "-n", releaseNS, "--field-selector", "reason=FailedCreate", "-o", "jsonpath={.items[*].message}")
-			return fmt.Errorf("%d pods; FailedCreate events: %s", n, events)
-		}
-		return nil
-	})
+	for _, app := range []string{"mooring", "mooring-portal"} {
+		testutil.Eventually(t, time.Minute, "2 "+app+" pods admitted in the restricted namespace", func() error {
+			out, err := suite.Run("get", "pods", "-n", releaseNS, "-l", "app.kubernetes.io/name="+app, "-o", "name")
+			if err != nil {
+				return err
+			}
+			if n := len(strings.Fields(out)); n != 2 {
+				events, _ := suite.Run("get", "events", "-n", releaseNS, "--field-selector", "reason=FailedCreate", "-o", "jsonpath={.items[*].message}")
+				return fmt.Errorf("%d pods; FailedCreate events: %s", n, events)
+			}
+			return nil
+		})
+	}
 }
 
 // checkStoredAs waits until etcd holds every DatabaseCluster encoded as apiVersion.

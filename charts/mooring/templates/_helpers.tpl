@@ -30,3 +30,11 @@ cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/mooring-serving-cert
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 {{- end }}
+
+{{- define "mooring.portalImage" -}}
+{{- if .Values.portal.image.digest -}}
+{{ .Values.portal.image.repository }}@{{ .Values.portal.image.digest }}
+{{- else -}}
+{{ .Values.portal.image.repository }}:{{ .Values.portal.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end }}

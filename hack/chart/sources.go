@@ -1,0 +1,116 @@
+package main
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// source is a kustomize directory the chart is generated from, and how its objects
+// become templates.
+type source struct {
+	// dir is the kustomize directory under config/.
+	dir string
+	// namespace is the namespace its objects are rendered into, which becomes the release's.
+	namespace string
+	// skip reports objects the chart does not take from the directory.
+	skip func(u *unstructured.Unstructured) bool
+	// condition is the template condition an object is rendered under; "" for always.
+	condition func(u *unstructured.Unstructured) string
+	// extraLabels is the values path of labels added to an object; "" for none.
+	extraLabels func(u *unstructured.Unstructured) string
+	// edit replaces values of an object with placeholders (see placeholders).
+	edit func(u *unstructured.Unstructured) error
+}
+
+// The values that switch the optional parts on.
+const (
+	monitorCondition    = "and .Values.metrics.enabled .Values.metrics.serviceMonitor.enabled"
+	rulesCondition      = ".Values.metrics.prometheusRule.enabled"
+	dashboardsCondition = ".Values.metrics.dashboards.enabled"
+	portalCondition     = ".Values.portal.enabled"
+)
+
+// sources are everything the chart installs but the operator's Deployment and PDB.
+var sources = []source{
+	{
+		// What `kubectl apply -k config/default` installs; the Namespace is helm's
+		// --namespace, the Deployment and PDB are hand-written templates shaped by values.
+		dir: "config/default", namespace: "mooring-system",
+		skip: kinds("Namespace", "Deployment", "PodDisruptionBudget"),
+	},
+	{
+		// The metrics Service, ServiceMonitor, metrics-reader ClusterRole and the alerts.
+		dir: "config/prometheus", namespace: "mooring-system",
+		condition: func(u *unstructured.Unstructured) string {
+			if u.GetKind() == "PrometheusRule" {
+				return rulesCondition
+			}
+			return monitorCondition
+		},
+		extraLabels: func(u *unstructured.Unstructured) string {
+			switch u.GetKind() {
+			case "PrometheusRule":
+				return ".Values.metrics.prometheusRule.labels"
+			case "ServiceMonitor":
+				return ".Values.metrics.serviceMonitor.labels"
+			}
+			return ""
+		},
+		edit: func(u *unstructured.Unstructured) error {
+			if u.GetKind() != "ServiceMonitor" {
+				return nil
+			}
+			return setEach(u, intervalPlaceholder, "spec", "endpoints", "interval")
+		},
+	},
+	{
+		// The Grafana dashboards, as ConfigMaps for the Grafana sidecar.
+		dir: "config/grafana", namespace: "mooring-system",
+		condition:   func(*unstructured.Unstructured) string { return dashboardsCondition },
+		extraLabels: func(*unstructured.Unstructured) string { return ".Values.metrics.dashboards.labels" },
+		edit: func(u *unstructured.Unstructured) error {
+			u.SetNamespace(dashboardsNSPlaceholder)
+			return nil
+		},
+	},
+	{
+		// The portal runs in the release namespace; its users' namespace is its own.
+		dir: "config/portal", namespace: "mooring-portal",
+		skip: func(u *unstructured.Unstructured) bool {
+			return u.GetKind() == "Namespace" && u.GetName() == "mooring-portal"
+		},
+		condition: func(*unstructured.Unstructured) string { return portalCondition },
+		edit: func(u *unstructured.Unstructured) error {
+			if u.GetKind() != "Deployment" {
+				return nil
+			}
+			if err := unstructured.SetNestedField(u.Object, portalReplicasPlaceholder, "spec", "replicas"); err != nil {
+				return err
+			}
+			return setEach(u, portalImagePlaceholder, "spec", "template", "spec", "containers", "image")
+		},
+	},
+}
+
+// kinds reports objects of the given kinds.
+func kinds(names ...string) func(*unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool {
+		for _, n := range names {
+			if u.GetKind() == n {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// setEach sets field of every element of the list at path to value.
+func setEach(u *unstructured.Unstructured, value string, path ...string) error {
+	list, _, err := unstructured.NestedSlice(u.Object, path[:len(path)-1]...)
+	if err != nil {
+		return err
+	}
+	for _, e := range list {
+		e.(map[string]any)[path[len(path)-1]] = value
+	}
+	return unstructured.SetNestedSlice(u.Object, list, path[:len(path)-1]...)
+}
