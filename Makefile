@@ -42,8 +42,10 @@ plugin-dist: ## Build the kubectl plugin's release archives into dist/ and write
 	@hack/plugin-dist.sh
 
 .PHONY: image
-image: ## Build the operator's OCI image without Docker: bin/image/mooring (OCI layout) and bin/image/mooring.tar.
+image: ## Build the operator's and the portal's OCI images without Docker: bin/image/{mooring,mooring-portal} (OCI layouts) and .tar files.
 	go run ./hack/image --package ./cmd/mooring --name mooring --out bin/image $(if $(PLATFORMS),--platforms $(PLATFORMS))
+	go run ./hack/image --package ./cmd/mooring-portal --name mooring-portal --repository ghcr.io/mooringhq/mooring-portal \
+		--description "The Mooring portal, a REST API for Mooring's users, roles and objects" --out bin/image $(if $(PLATFORMS),--platforms $(PLATFORMS))
 
 .PHONY: chart
 chart: tools ## Regenerate charts/mooring/templates/generated from config/default and package the chart into bin/.

@@ -6,6 +6,8 @@
 // timestamp is the commit time.
 //
 //	go run ./hack/image --package ./cmd/mooring --name mooring --out bin/image
+//	go run ./hack/image --package ./cmd/mooring-portal --name mooring-portal \
+//	    --repository ghcr.io/mooringhq/mooring-portal --out bin/image
 package main
 
 import (
@@ -27,22 +29,23 @@ import (
 
 func main() {
 	var (
-		pkg, name, out, repo, tag, platforms string
+		pkg, name, out, repo, tag, platforms, description string
 	)
 	flag.StringVar(&pkg, "package", "./cmd/mooring", "Go main package to build.")
 	flag.StringVar(&name, "name", "mooring", "Binary and image name.")
 	flag.StringVar(&out, "out", "bin/image", "Output directory.")
 	flag.StringVar(&repo, "repository", "ghcr.io/mooringhq/mooring", "Repository the image is tagged for.")
 	flag.StringVar(&tag, "tag", "", "Tag; the version from git describe when empty.")
+	flag.StringVar(&description, "description", "Mooring, a Kubernetes operator for Apps, caches, databases and backups", "org.opencontainers.image.description label.")
 	flag.StringVar(&platforms, "platforms", "linux/"+runtime.GOARCH, "Comma-separated platforms, e.g. linux/amd64,linux/arm64.")
 	flag.Parse()
-	if err := run(pkg, name, out, repo, tag, strings.Split(platforms, ",")); err != nil {
+	if err := run(pkg, name, out, repo, tag, description, strings.Split(platforms, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
 }
 
-func run(pkg, name, out, repo, tag string, platforms []string) error {
+func run(pkg, name, out, repo, tag, description string, platforms []string) error {
 	src, err := sourceInfo()
 	if err != nil {
 		return err
@@ -52,16 +55,15 @@ func run(pkg, name, out, repo, tag string, platforms []string) error {
 	}
 	ref := repo + ":" + tag
 	labels := map[string]string{
-		"org.opencontainers.image.title":    name,
-		"org.opencontainers.image.source":   "https://github.com/mooringhq/mooring",
-		"org.opencontainers.image.url":      "https://github.com/mooringhq/mooring",
-		"org.opencontainers.image.licenses": "Apache-2.0",
-		"org.opencontainers.image.vendor":   "Mooring",
-		"org.opencontainers.image.version":  tag,
-		"org.opencontainers.image.revision": src.revision,
-		"org.opencontainers.image.created":  src.created.Format(time.RFC3339),
-		"org.opencontainers.image.description": "Mooring " + name +
-			": a Kubernetes operator for Apps, caches, databases and backups",
+		"org.opencontainers.image.title":       name,
+		"org.opencontainers.image.source":      "https://github.com/mooringhq/mooring",
+		"org.opencontainers.image.url":         "https://github.com/mooringhq/mooring",
+		"org.opencontainers.image.licenses":    "Apache-2.0",
+		"org.opencontainers.image.vendor":      "Mooring",
+		"org.opencontainers.image.version":     tag,
+		"org.opencontainers.image.revision":    src.revision,
+		"org.opencontainers.image.created":     src.created.Format(time.RFC3339),
+		"org.opencontainers.image.description": description,
 	}
 	var images []v1.Image
 	for _, p := range platforms {

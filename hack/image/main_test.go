@@ -18,7 +18,7 @@ func TestImageIsReproducible(t *testing.T) {
 	var digests []string
 	for range 2 {
 		out := t.TempDir()
-		if err := run("./testdata/hello", "hello", out, "example.com/hello", "test", []string{"linux/amd64"}); err != nil {
+		if err := run("./testdata/hello", "hello", out, "example.com/hello", "test", "hello", []string{"linux/amd64"}); err != nil {
 			t.Fatal(err)
 		}
 		p, err := layout.FromPath(filepath.Join(out, "hello"))
