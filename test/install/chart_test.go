@@ -222,8 +222,12 @@ func checkUninstalled(t *testing.T, manifest string, before map[string]map[strin
 		t.Error("the release had no CRDs")
 	}
 	testutil.Eventually(t, time.Minute, "the release's Deployment deleted", func() error {
-		if out, err := suite.Run("get", "deployments", "-n", releaseNS, "-o", "name"); err != nil || out != "" {
-			return fmt.Errorf("deployments %q, err %v", out, err)
+		out, err := suite.Run("get", "deployments", "-n", releaseNS, "-o", "name")
+		if err != nil {
+			return err
+		}
+		if out != "" {
+			return fmt.Errorf("deployments left: %q", out)
 		}
 		return nil
 	})

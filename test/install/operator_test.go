@@ -13,10 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	discoveryv1ac "k8s.io/client-go/applyconfigurations/discovery/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mooringhq/mooring/internal/localcluster"
@@ -100,18 +100,17 @@ func hostIP(t *testing.T) string {
 // the EndpointSlice controller leaves alone (it manages only slices labelled as its own).
 func pointServiceAt(t *testing.T, ns, ip string, port int) {
 	t.Helper()
-	slice := &discoveryv1.EndpointSlice{
-		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
-		ObjectMeta: metav1.ObjectMeta{Name: webhookService + "-host", Namespace: ns, Labels: map[string]string{
+	slice := discoveryv1ac.EndpointSlice(webhookService+"-host", ns).
+		WithLabels(map[string]string{
 			discoveryv1.LabelServiceName: webhookService,
 			discoveryv1.LabelManagedBy:   "install-test.mooring.dev",
-		}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		}).
+		WithAddressType(discoveryv1.AddressTypeIPv4).
+		WithEndpoints(discoveryv1ac.Endpoint().WithAddresses(ip).
+			WithConditions(discoveryv1ac.EndpointConditions().WithReady(true))).
 		// The chart's Service port has no name, so neither has the endpoint's.
-		Ports: []discoveryv1.EndpointPort{{Name: ptr.To(""), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
-	}
-	if err := suite.Client.Patch(context.Background(), slice, client.Apply, client.FieldOwner("install-test"), client.ForceOwnership); err != nil {
+		WithPorts(discoveryv1ac.EndpointPort().WithName("").WithPort(int32(port)).WithProtocol(corev1.ProtocolTCP))
+	if err := suite.Client.Apply(context.Background(), slice, client.FieldOwner("install-test"), client.ForceOwnership); err != nil {
 		t.Fatalf("EndpointSlice for %s: %v", webhookService, err)
 	}
 }
