@@ -2,8 +2,10 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,6 +79,16 @@ func writeStoredCert(cfg *rest.Config, key types.NamespacedName, dir string) err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create certificate directory: %w", err)
+	}
+	if len(s.Data["tls.crt"]) == 0 || len(s.Data["tls.key"]) == 0 {
+		// The directory mirrors the Secret, as a mounted volume would: a certificate left
+		// from an earlier Secret must not be served while the rotator issues a new one.
+		for _, name := range certFiles {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("remove a stale webhook certificate: %w", err)
+			}
+		}
+		return nil
 	}
 	if err := writeCertFiles(dir, s.Data); err != nil {
 		return fmt.Errorf("write the webhook certificate from Secret %s: %w", key, err)
