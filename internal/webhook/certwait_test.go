@@ -1,0 +1,73 @@
+package webhook_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/mooringhq/mooring/internal/testutil"
+	mooringwebhook "github.com/mooringhq/mooring/internal/webhook"
+)
+
+// TestAwaitCertificate: without its certificate, controller-runtime's server fails to
+// start; wrapped, it waits, unready, and serves once the files appear.
+func TestAwaitCertificate(t *testing.T) {
+	dir := t.TempDir()
+	opts := webhook.Options{Host: "127.0.0.1", Port: freePort(t), CertDir: dir}
+	if err := webhook.NewServer(opts).Start(context.Background()); err == nil {
+		t.Fatal("controller-runtime's server started without a certificate; the wrapper would be pointless")
+	}
+
+	srv := mooringwebhook.AwaitCertificate(webhook.NewServer(opts))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	}()
+	ready := func() error { return srv.StartedChecker()(httptest.NewRequest("GET", "/readyz", nil)) }
+	if ready() == nil {
+		t.Fatal("ready without a certificate")
+	}
+
+	crt, key, err := certutil.GenerateSelfSignedCertKey("localhost", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tls.key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), crt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, "the webhook server serving once its certificate exists", func() error {
+		select {
+		case err := <-done:
+			done <- err
+			return errors.Join(errors.New("Start returned"), err)
+		default:
+		}
+		return ready()
+	})
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
