@@ -48,7 +48,7 @@ image: ## Build the operator's and the portal's OCI images without Docker: bin/i
 		--description "The Mooring portal, a REST API for Mooring's users, roles and objects" --out bin/image $(if $(PLATFORMS),--platforms $(PLATFORMS))
 
 .PHONY: chart
-chart: tools ## Regenerate charts/mooring/templates/generated from config/default and package the chart into bin/.
+chart: tools ## Regenerate charts/mooring/templates/generated from config/{default,prometheus,grafana,portal} and package the chart into bin/.
 	go run ./hack/chart generate
 	go run ./hack/chart package
 

@@ -1,14 +1,17 @@
-// Command chart keeps the Helm chart in charts/mooring in step with config/default and
-// packages it.
+// Command chart keeps the Helm chart in charts/mooring in step with config/ and packages
+// it.
 //
 //	go run ./hack/chart generate   # rewrite charts/mooring/templates/generated from kustomize
 //	go run ./hack/chart package    # bin/mooring-<version>.tgz
 //
 // Everything config/default installs except the Namespace (helm install --namespace) and
-// the Deployment (a hand-written template, because most values shape it) is generated
-// from `kubectl kustomize config/default`: CRDs, RBAC, the webhook configurations,
-// Service and Secret. The tests of this package fail when the generated files are stale
-// or when the chart rendered with its default values differs from config/default.
+// the operator's Deployment and PDB (hand-written templates, because most values shape
+// them) is generated from `kubectl kustomize config/default`: CRDs, RBAC, the webhook
+// configurations, Service and Secret. The optional parts are generated the same way, each
+// behind its values (sources.go): config/prometheus (metrics.serviceMonitor,
+// metrics.prometheusRule), config/grafana (metrics.dashboards) and config/portal
+// (portal). The tests of this package fail when the generated files are stale or when a
+// render differs from kustomize's output.
 package main
 
 import (
