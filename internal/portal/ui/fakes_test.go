@@ -7,10 +7,9 @@ import (
 	"strings"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -184,7 +183,9 @@ type fakeResources struct {
 	runs    []string
 }
 
-func newFakeResources() *fakeResources { return &fakeResources{objs: map[string]*unstructured.Unstructured{}} }
+func newFakeResources() *fakeResources {
+	return &fakeResources{objs: map[string]*unstructured.Unstructured{}}
+}
 
 func key(ns, kind, name string) string { return ns + "/" + kind + "/" + name }
 
@@ -301,7 +302,6 @@ func (fakePermissions) Access(_ context.Context, c *services.Caller, _ string) (
 	return Access{}, nil
 }
 
-var _ = metav1.Now
 
 func unstructuredSet(obj map[string]any, value any, path ...string) error {
 	return unstructured.SetNestedField(obj, value, path...)
