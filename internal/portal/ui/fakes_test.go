@@ -302,7 +302,6 @@ func (fakePermissions) Access(_ context.Context, c *services.Caller, _ string) (
 	return Access{}, nil
 }
 
-
 func unstructuredSet(obj map[string]any, value any, path ...string) error {
 	return unstructured.SetNestedField(obj, value, path...)
 }
