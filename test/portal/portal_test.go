@@ -177,7 +177,7 @@ func TestRateLimitReturns429ThenRecovers(t *testing.T) {
 	e := setup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := e.startReplica(ctx, "portal-limited.log", "--ip-rate-limit=3", "--rate-limit-window=3s")
+	p, err := e.Start(ctx, "portal-limited.log", "--ip-rate-limit=3", "--rate-limit-window=3s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestPortalIdentityIsConfined(t *testing.T) {
 		"group system:masters": {UserName: "system:serviceaccount:mooring-portal-users:u-1", Groups: []string{"system:masters"}},
 		"kube-system's SA":     {UserName: "system:serviceaccount:kube-system:default", Groups: []string{"mooring-portal:admin"}},
 	} {
-		cfg := rest.CopyConfig(e.portalConfig)
+		cfg := rest.CopyConfig(e.Config)
 		cfg.Impersonate = imp
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/mooringhq/mooring/internal/portal/services"
 	"github.com/mooringhq/mooring/internal/portal/store"
 	"github.com/mooringhq/mooring/internal/portal/telemetry"
+	"github.com/mooringhq/mooring/internal/portal/ui"
 )
 
 // Scheme knows the kinds the portal reads and writes as itself.
@@ -125,18 +126,25 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return err
 	}}
 	gin.SetMode(gin.ReleaseMode)
+	resources := services.NewResources(imp, authz)
+	ipLimit, userLimit := ratelimit.New(cfg.IPLimit, cfg.RateWindow, nil), ratelimit.New(cfg.UserLimit, cfg.RateWindow, nil)
 	r, err := routes.New(routes.Options{
 		Users:          &handlers.Users{Svc: users},
-		Resources:      &handlers.Resources{Svc: services.NewResources(imp, authz)},
+		Resources:      &handlers.Resources{Svc: resources},
 		Health:         health,
 		Authenticator:  users,
 		Metrics:        s.Metrics,
 		TrustedProxies: cfg.TrustedProxies,
-		IPLimit:        ratelimit.New(cfg.IPLimit, cfg.RateWindow, nil),
-		UserLimit:      ratelimit.New(cfg.UserLimit, cfg.RateWindow, nil),
+		IPLimit:        ipLimit,
+		UserLimit:      userLimit,
 		OpenAPI:        doc,
 	})
 	if err != nil {
+		return nil, err
+	}
+	// The web UI: the same services, limiters and impersonation as the API.
+	if err := ui.Register(r, ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp},
+		IPLimit: ipLimit, UserLimit: userLimit, Metrics: s.Metrics}); err != nil {
 		return nil, err
 	}
 	s.Handler = r
