@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -169,6 +170,49 @@ func TestTokensExpireAndRefresh(t *testing.T) {
 	var fresh models.TokenResponse
 	r.Decode(t, &fresh)
 	portaltest.Expect(t, e.client(t, 0).Do("GET", "/api/v1/users/me", fresh.AccessToken, nil), http.StatusOK, "the refreshed token on the other replica")
+	portaltest.Expect(t, e.client(t, 0).Refresh(tok.RefreshToken), http.StatusUnauthorized, "the spent refresh token on the other replica")
+	portaltest.Expect(t, c.Refresh(fresh.RefreshToken), http.StatusUnauthorized, "the session's newest refresh token after its predecessor was reused")
+}
+
+// TestTwoReplicasRefreshOneTokenOnceWins sends one refresh token to both replicas at
+// the same moment: exactly one answers 200, and the loser's reuse ends the session.
+func TestTwoReplicasRefreshOneTokenOnceWins(t *testing.T) {
+	e := setup(t)
+	a, b := e.client(t, 0), e.client(t, 1)
+	u, pw := a.Register("race")
+	tok := a.Login(u.Username, pw)
+	replies := make([]portaltest.Reply, 2)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, c := range []*portaltest.Client{a, b} {
+		wg.Go(func() {
+			<-start
+			r, err := c.TryDo("POST", "/api/v1/token/refresh", "", models.RefreshRequest{RefreshToken: tok.RefreshToken})
+			if err != nil {
+				t.Errorf("refresh on replica %d: %v", i, err)
+			}
+			replies[i] = r
+		})
+	}
+	close(start)
+	wg.Wait()
+	won, winner := 0, -1
+	for i, r := range replies {
+		switch r.Status {
+		case http.StatusOK:
+			won, winner = won+1, i
+		case http.StatusUnauthorized:
+		default:
+			t.Fatalf("replica %d answered %d: %s", i, r.Status, r.Body)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of 2 replicas refreshed the same token, want exactly 1", won)
+	}
+	var fresh models.TokenResponse
+	replies[winner].Decode(t, &fresh)
+	portaltest.Expect(t, a.Do("GET", "/api/v1/users/me", fresh.AccessToken, nil), http.StatusUnauthorized, "the winner's access token once the loser's reuse ended the session")
+	a.Login(u.Username, pw) // the user can log in again
 }
 
 // TestRateLimitReturns429ThenRecovers runs a replica of its own with a tight per-IP

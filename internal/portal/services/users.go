@@ -182,13 +182,7 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 		}
 		return models.TokenResponse{}, errBadCredentials
 	}
-	if u.Status.FailedLogins != 0 || u.Status.LockedUntil != nil {
-		u.Status.FailedLogins, u.Status.LockedUntil = 0, nil
-		if err := s.store.UpdateStatus(ctx, u); err != nil && !errors.Is(err, store.ErrConflict) {
-			return models.TokenResponse{}, err
-		}
-	}
-	return s.issue(u)
+	return s.startSession(ctx, u)
 }
 
 // recordFailure counts a failed login in the User's status and locks the account when
@@ -219,54 +213,21 @@ func (s *Users) recordFailure(ctx context.Context, username string) {
 	}
 }
 
-func (s *Users) issue(u *portalv1alpha1.User) (models.TokenResponse, error) {
-	pair, err := s.issuer.Issue(u.Spec.ID, u.Name, u.Status.TokenGeneration)
-	if err != nil {
-		return models.TokenResponse{}, err
-	}
-	return models.TokenResponse{AccessToken: pair.Access, RefreshToken: pair.Refresh, TokenType: "Bearer",
-		ExpiresIn: int64(s.issuer.AccessTTL().Seconds())}, nil
-}
-
-// verify checks a token and that it has not been revoked, and returns its user.
-func (s *Users) verify(ctx context.Context, token, typ string) (*portalv1alpha1.User, error) {
-	claims, err := s.issuer.Verify(ctx, token, typ)
-	if err != nil {
-		return nil, errBadToken
-	}
-	u, err := s.store.Get(ctx, claims.Username)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errBadToken
-	}
-	if err != nil {
-		return nil, err
-	}
-	// A recreated account with the same name has a new id; an old token must not fit.
-	if u.Spec.ID != claims.Subject || claims.Generation != u.Status.TokenGeneration {
-		return nil, errBadToken
-	}
-	return u, nil
-}
-
-// Authenticate returns the caller an access token belongs to.
+// Authenticate returns the caller an access token belongs to, while the token's
+// session lasts.
 func (s *Users) Authenticate(ctx context.Context, token string) (*Caller, error) {
-	u, err := s.verify(ctx, token, auth.TypeAccess)
+	claims, err := s.issuer.Verify(ctx, token, auth.TypeAccess)
+	if err != nil {
+		return nil, errBadToken
+	}
+	u, err := s.holder(ctx, claims)
 	if err != nil {
 		return nil, err
+	}
+	if !hasSession(u, claims.Family) {
+		return nil, errBadToken
 	}
 	return &Caller{User: u, Identity: s.imp.IdentityOf(u.Spec.ID, u.Spec.Role)}, nil
-}
-
-// Refresh trades a refresh token for a new pair.
-func (s *Users) Refresh(ctx context.Context, req models.RefreshRequest) (models.TokenResponse, error) {
-	if req.RefreshToken == "" {
-		return models.TokenResponse{}, invalid(field("refresh_token", "is required"))
-	}
-	u, err := s.verify(ctx, req.RefreshToken, auth.TypeRefresh)
-	if err != nil {
-		return models.TokenResponse{}, err
-	}
-	return s.issue(u)
 }
 
 // LogoutAll revokes every token of the caller.
@@ -275,8 +236,9 @@ func (s *Users) LogoutAll(ctx context.Context, caller *Caller) error {
 }
 
 func (s *Users) revoke(ctx context.Context, u *portalv1alpha1.User) error {
-	for range 5 {
+	for range statusAttempts {
 		u.Status.TokenGeneration++
+		u.Status.Sessions = nil
 		err := s.store.UpdateStatus(ctx, u)
 		if !errors.Is(err, store.ErrConflict) {
 			if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -208,6 +209,8 @@ func (f *fakeResources) List(_ context.Context, _ *services.Caller, ns, kind str
 			l.Items = append(l.Items, *o.DeepCopy())
 		}
 	}
+	// The API server lists a namespace's objects by name; so does the fake.
+	slices.SortFunc(l.Items, func(a, b unstructured.Unstructured) int { return strings.Compare(a.GetName(), b.GetName()) })
 	return l, nil
 }
 

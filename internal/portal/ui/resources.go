@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -33,7 +32,7 @@ func (u *UI) namespaceView(c *gin.Context, ns string) (nsView, error) {
 	if err != nil {
 		return nsView{}, err
 	}
-	now := time.Now()
+	now := u.o.Now()
 	events := map[string][]event{}
 	if el, err := u.o.Resources.Events(ctx, cl, ns); err == nil {
 		events = eventsByObject(el.Items, now)

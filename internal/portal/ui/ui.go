@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	corev1 "k8s.io/api/core/v1"
@@ -72,6 +73,8 @@ type Options struct {
 	// PollInterval is how often an open page refreshes its status, in milliseconds
 	// (3000 when zero).
 	PollInterval int
+	// Now is the clock ages are shown against (time.Now when nil).
+	Now func() time.Time
 }
 
 // UI serves the pages.
@@ -87,6 +90,9 @@ func Register(r *gin.Engine, o Options) error {
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = 3000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	pages, err := parsePages()
 	if err != nil {

@@ -37,7 +37,8 @@ func newHarness(t *testing.T) *harness {
 	h.acc.add("dev", "developer password", portalv1alpha1.RoleDeveloper, "team-a")
 	h.acc.add("nobody", "nobody password", portalv1alpha1.RoleNone)
 	r := gin.New()
-	if err := Register(r, Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, IPLimit: h.limit, UserLimit: h.limit}); err != nil {
+	if err := Register(r, Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, IPLimit: h.limit, UserLimit: h.limit,
+		Now: fixedNow(time.Now())}); err != nil {
 		t.Fatal(err)
 	}
 	h.srv = httptest.NewServer(r)
@@ -608,7 +609,8 @@ func TestRateLimitIsShared(t *testing.T) {
 	h := newHarness(t)
 	h.limit = ratelimit.New(2, time.Minute, nil)
 	r := gin.New()
-	if err := Register(r, Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, IPLimit: h.limit, UserLimit: h.limit}); err != nil {
+	if err := Register(r, Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, IPLimit: h.limit, UserLimit: h.limit,
+		Now: fixedNow(time.Now())}); err != nil {
 		t.Fatal(err)
 	}
 	h.srv = httptest.NewServer(r)
@@ -624,3 +626,7 @@ func TestRateLimitIsShared(t *testing.T) {
 		t.Fatal("want Retry-After on 429")
 	}
 }
+
+// fixedNow stops the clock, so that ages (and with them the live part's ETag) do not
+// change between two requests of a test.
+func fixedNow(t time.Time) func() time.Time { return func() time.Time { return t } }

@@ -44,4 +44,10 @@
       .then(function () { busy = false; });
   }
   var timer = window.setInterval(poll, interval);
+  // Refresh tokens are single-use: a poll and a navigation that both renew an expired
+  // session at once would spend one token twice, which ends the session. Polling stops
+  // as soon as the page is being left.
+  function stop() { window.clearInterval(timer); }
+  window.addEventListener("beforeunload", stop);
+  document.addEventListener("submit", stop);
 })();
