@@ -107,6 +107,14 @@ func TestDeveloperAuditorAndNobody(t *testing.T) {
 	if n := bindings(t, e, dev.ID); n != 1 {
 		t.Fatalf("the developer should have 1 binding, has %d", n)
 	}
+	// A binding deleted by hand comes back: the leading replica reconciles bindings.
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "mooring-portal-" + dev.ID}}
+	if err := e.admin.Delete(context.Background(), rb); err != nil {
+		t.Fatalf("delete the developer's RoleBinding by hand: %v", err)
+	}
+	testutil.Eventually(t, time.Minute, "the hand-deleted RoleBinding to come back", func() error {
+		return e.admin.Get(context.Background(), client.ObjectKeyFromObject(rb), rb)
+	})
 	adm = e.adminToken(t)
 	portaltest.Expect(t, c.Do("DELETE", "/api/v1/users/"+dev.ID, adm, nil), http.StatusNoContent, "delete the developer")
 	if n := bindings(t, e, dev.ID); n != 0 {

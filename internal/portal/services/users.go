@@ -385,12 +385,18 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 	if u.Spec.Role != portalv1alpha1.RoleDeveloper {
 		u.Spec.Namespaces = nil
 	}
-	// Bindings first: a namespace that does not exist fails here, before the user says so.
-	if err := s.bindings.Sync(ctx, u); err != nil {
+	// A namespace that does not exist is refused before the user says so. The User is
+	// written before its bindings, so the bindings reconciler, which follows the User,
+	// never sees bindings newer than the User and undoes them.
+	if err := s.bindings.CheckNamespaces(ctx, u); err != nil {
 		return models.User{}, err
 	}
 	if err := s.store.Update(ctx, u); err != nil {
 		return models.User{}, s.conflict(err)
+	}
+	// In step at once for the answer; the reconciler would get there too.
+	if err := s.bindings.Sync(ctx, u); err != nil {
+		return models.User{}, err
 	}
 	slog.InfoContext(ctx, "Updated user", "user", u.Name, "role", u.Spec.Role, "namespaces", u.Spec.Namespaces, "by", caller.User.Name)
 	return ToModel(u), nil
@@ -403,10 +409,12 @@ func (s *Users) Delete(ctx context.Context, caller *Caller, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.bindings.Remove(ctx, u); err != nil {
+	// The User goes first, so the reconciler never sees its bindings missing while it
+	// still exists and puts them back.
+	if err := s.store.Delete(ctx, u); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	if err := s.store.Delete(ctx, u); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.bindings.Remove(ctx, u); err != nil {
 		return err
 	}
 	slog.InfoContext(ctx, "Deleted user", "user", u.Name, "by", caller.User.Name)
