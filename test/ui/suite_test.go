@@ -132,8 +132,9 @@ func (p *person) text(sel string) string {
 	return *s
 }
 
-// shots numbers and writes the screenshots of a test under the state directory, which
-// is kept when the package fails.
+// shots numbers and writes the screenshots of a test into its output folder
+// (t.ArtifactDir: kept by `go test -artifacts -outputdir DIR`), and copies them under
+// the package's state directory when the test fails, which is kept then.
 type shots struct {
 	t   *testing.T
 	dir string
@@ -141,11 +142,20 @@ type shots struct {
 }
 
 func newShots(t *testing.T) *shots {
-	dir := filepath.Join(suite.StateDir, "screenshots")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := t.ArtifactDir()
 	t.Logf("screenshots in %s", dir)
+	// Registered after ArtifactDir's own clean-up, so it runs before the folder goes.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		kept := filepath.Join(suite.StateDir, "screenshots")
+		if err := os.CopyFS(kept, os.DirFS(dir)); err != nil {
+			t.Logf("keep the screenshots: %v", err)
+			return
+		}
+		t.Logf("screenshots kept in %s", kept)
+	})
 	return &shots{t: t, dir: dir}
 }
 
