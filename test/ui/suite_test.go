@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mooringhq/mooring/internal/localcluster"
+	"github.com/mooringhq/mooring/internal/testutil"
 	"github.com/mooringhq/mooring/internal/testutil/clusterenv"
 	"github.com/mooringhq/mooring/internal/testutil/portalenv"
 )
@@ -115,21 +116,38 @@ func (p *person) count(sel string) int {
 	return n
 }
 
-// text is the text of the first element matching sel, read in one evaluation in the
-// page: the poller may replace the live part between a node lookup and a read.
+// text is the text of the first element matching sel, once there is one.
 func (p *person) text(sel string) string {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[*string](fmt.Sprintf("document.querySelector(%q)?.textContent.trim() ?? null", sel)))
+	return p.await(fmt.Sprintf("the text of %s", sel), 30*time.Second,
+		fmt.Sprintf(`document.querySelector(%q)?.textContent.trim() ?? null`, sel))
+}
+
+// await polls a JavaScript expression until it yields a string (not null) and returns
+// it. Each poll is one evaluation in the page, so the poller swapping the live part or
+// a navigation under way cannot split a lookup from a read; an evaluation that fails
+// because the page is navigating is tried again.
+func (p *person) await(what string, timeout time.Duration, js string) string {
+	p.t.Helper()
+	var got string
+	err := testutil.Poll(timeout, func() error {
+		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		defer cancel()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[*string](js))
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return fmt.Errorf("not there yet")
+		}
+		got = *v
+		return nil
+	})
 	if err != nil {
-		p.t.Fatalf("text of %s (%s): %v", sel, p.name, err)
+		p.snap("failed-await")
+		p.t.Fatalf("%s (%s): %v", what, p.name, err)
 	}
-	if s == nil {
-		p.snap("missing-element")
-		p.t.Fatalf("text of %s (%s): no such element", sel, p.name)
-	}
-	return *s
+	return got
 }
 
 // shots numbers and writes the screenshots of a test into its output folder

@@ -143,8 +143,9 @@ func TestWebUI(t *testing.T) {
 	dev.do("scale", step,
 		chromedp.SetValue(css("#scale-apps-web"), "2"),
 		chromedp.Click(css(`form.scale[action$="/apps/web/scale"] button`)),
-		chromedp.WaitVisible(css(".notice")),
 	)
+	// The page before held a notice too ("Created."): wait for the scale's own.
+	dev.await("the scale's notice", step, `document.querySelector(".notice")?.textContent.includes("Scaling") ? "yes" : null`)
 	cell := func(i int) string { return fmt.Sprintf(`tr.object[data-name="web"] td:nth-of-type(%d)`, i) }
 	if got := dev.text(cell(2)); got != "2" {
 		t.Fatalf("want 2 desired replicas after scaling, got %q", got)

@@ -396,6 +396,10 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 	}
 	// In step at once for the answer; the reconciler would get there too.
 	if err := s.bindings.Sync(ctx, u); err != nil {
+		var missing *MissingNamespaceError
+		if errors.As(err, &missing) { // deleted since the check
+			return models.User{}, invalid(field("namespaces", "namespaces %v do not exist", missing.Namespaces))
+		}
 		return models.User{}, err
 	}
 	slog.InfoContext(ctx, "Updated user", "user", u.Name, "role", u.Spec.Role, "namespaces", u.Spec.Namespaces, "by", caller.User.Name)
