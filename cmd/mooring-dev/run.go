@@ -165,6 +165,7 @@ func run(parent context.Context, cfg config) (err error) {
 		})
 		portalExited = p.Exited()
 		fmt.Fprintf(out, "mooring-dev: portal ready (%s) at %s, pid %d, log %s\n", since(t0), p.URL, p.Pid(), p.LogPath)
+		fmt.Fprintf(out, "mooring-dev: portal web UI at %s/ui/ (API at %s/api/v1)\n", p.URL, p.URL)
 		fmt.Fprintf(out, "mooring-dev: portal admin: user admin, password in %s (mode 0600)\n", filepath.Join(cfg.state, adminPasswordFile))
 	}
 	printHints(out, cfg, external)

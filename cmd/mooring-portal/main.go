@@ -14,7 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"github.com/mooringhq/mooring/internal/portal/cluster"
@@ -66,6 +68,7 @@ func run() error {
 	flag.StringVar(&adminPasswordFile, "admin-password-file", "", "File (e.g. a mounted Secret) with the first admin's password.")
 	flag.DurationVar(&grace, "shutdown-grace", 20*time.Second, "How long in-flight requests may take after SIGTERM.")
 	flag.StringVar(&logLevel, "log-level", "info", "Log level: debug, info, warn or error.")
+	flag.BoolVar(&cfg.LeaderElection, "leader-elect", true, "Elect one replica to reconcile users' bindings (a Lease in --namespace).")
 	flag.Parse()
 
 	var level slog.Level
@@ -73,6 +76,7 @@ func run() error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	slog.SetDefault(telemetry.NewLogger(os.Stderr, level))
+	ctrllog.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
 	cfg.Lockout.Threshold = int32(lockoutThreshold)
 	cfg.Roles = services.RoleNames{v1alpha1.RoleAdmin: adminRole, v1alpha1.RoleDeveloper: developerRole, v1alpha1.RoleAuditor: auditorRole}
 	for _, p := range strings.Split(proxies, ",") {

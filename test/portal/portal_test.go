@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,6 +107,14 @@ func TestDeveloperAuditorAndNobody(t *testing.T) {
 	if n := bindings(t, e, dev.ID); n != 1 {
 		t.Fatalf("the developer should have 1 binding, has %d", n)
 	}
+	// A binding deleted by hand comes back: the leading replica reconciles bindings.
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "mooring-portal-" + dev.ID}}
+	if err := e.admin.Delete(context.Background(), rb); err != nil {
+		t.Fatalf("delete the developer's RoleBinding by hand: %v", err)
+	}
+	testutil.Eventually(t, time.Minute, "the hand-deleted RoleBinding to come back", func() error {
+		return e.admin.Get(context.Background(), client.ObjectKeyFromObject(rb), rb)
+	})
 	adm = e.adminToken(t)
 	portaltest.Expect(t, c.Do("DELETE", "/api/v1/users/"+dev.ID, adm, nil), http.StatusNoContent, "delete the developer")
 	if n := bindings(t, e, dev.ID); n != 0 {
@@ -169,6 +178,49 @@ func TestTokensExpireAndRefresh(t *testing.T) {
 	var fresh models.TokenResponse
 	r.Decode(t, &fresh)
 	portaltest.Expect(t, e.client(t, 0).Do("GET", "/api/v1/users/me", fresh.AccessToken, nil), http.StatusOK, "the refreshed token on the other replica")
+	portaltest.Expect(t, e.client(t, 0).Refresh(tok.RefreshToken), http.StatusUnauthorized, "the spent refresh token on the other replica")
+	portaltest.Expect(t, c.Refresh(fresh.RefreshToken), http.StatusUnauthorized, "the session's newest refresh token after its predecessor was reused")
+}
+
+// TestTwoReplicasRefreshOneTokenOnceWins sends one refresh token to both replicas at
+// the same moment: exactly one answers 200, and the loser's reuse ends the session.
+func TestTwoReplicasRefreshOneTokenOnceWins(t *testing.T) {
+	e := setup(t)
+	a, b := e.client(t, 0), e.client(t, 1)
+	u, pw := a.Register("race")
+	tok := a.Login(u.Username, pw)
+	replies := make([]portaltest.Reply, 2)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, c := range []*portaltest.Client{a, b} {
+		wg.Go(func() {
+			<-start
+			r, err := c.TryDo("POST", "/api/v1/token/refresh", "", models.RefreshRequest{RefreshToken: tok.RefreshToken})
+			if err != nil {
+				t.Errorf("refresh on replica %d: %v", i, err)
+			}
+			replies[i] = r
+		})
+	}
+	close(start)
+	wg.Wait()
+	won, winner := 0, -1
+	for i, r := range replies {
+		switch r.Status {
+		case http.StatusOK:
+			won, winner = won+1, i
+		case http.StatusUnauthorized:
+		default:
+			t.Fatalf("replica %d answered %d: %s", i, r.Status, r.Body)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of 2 replicas refreshed the same token, want exactly 1", won)
+	}
+	var fresh models.TokenResponse
+	replies[winner].Decode(t, &fresh)
+	portaltest.Expect(t, a.Do("GET", "/api/v1/users/me", fresh.AccessToken, nil), http.StatusUnauthorized, "the winner's access token once the loser's reuse ended the session")
+	a.Login(u.Username, pw) // the user can log in again
 }
 
 // TestRateLimitReturns429ThenRecovers runs a replica of its own with a tight per-IP
@@ -177,7 +229,7 @@ func TestRateLimitReturns429ThenRecovers(t *testing.T) {
 	e := setup(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := e.startReplica(ctx, "portal-limited.log", "--ip-rate-limit=3", "--rate-limit-window=3s")
+	p, err := e.Start(ctx, "portal-limited.log", "--ip-rate-limit=3", "--rate-limit-window=3s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +265,7 @@ func TestPortalIdentityIsConfined(t *testing.T) {
 		"group system:masters": {UserName: "system:serviceaccount:mooring-portal-users:u-1", Groups: []string{"system:masters"}},
 		"kube-system's SA":     {UserName: "system:serviceaccount:kube-system:default", Groups: []string{"mooring-portal:admin"}},
 	} {
-		cfg := rest.CopyConfig(e.portalConfig)
+		cfg := rest.CopyConfig(e.Config)
 		cfg.Impersonate = imp
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {

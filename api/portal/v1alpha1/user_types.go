@@ -60,6 +60,28 @@ type UserStatus struct {
 	// LockedUntil, when in the future, rejects every login of the user.
 	// +optional
 	LockedUntil *metav1.Time `json:"lockedUntil,omitempty"`
+	// Sessions are the user's live logins, each a family of refresh tokens of which only
+	// the newest may be used. Every replica reads and writes them here, guarded by the
+	// User's resourceVersion, so exactly one of two concurrent refreshes wins.
+	// +optional
+	// +listType=map
+	// +listMapKey=id
+	// +kubebuilder:validation:MaxItems=64
+	Sessions []Session `json:"sessions,omitempty"`
+}
+
+// Session is one login: a token family. Each refresh replaces Current with the id of
+// the new refresh token; presenting any other refresh token of the family is reuse
+// (a stolen or replayed token) and ends the session with every token it issued.
+type Session struct {
+	// ID names the family; every token of the login carries it.
+	// +kubebuilder:validation:MaxLength=64
+	ID string `json:"id"`
+	// Current is the id (jti) of the one refresh token of the family still usable.
+	// +kubebuilder:validation:MaxLength=64
+	Current string `json:"current"`
+	// ExpiresAt is when Current expires; the session is dropped after it.
+	ExpiresAt metav1.Time `json:"expiresAt"`
 }
 
 // User is an account of the Mooring portal. Its password hash lives in a Secret that

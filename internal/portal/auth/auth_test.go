@@ -61,14 +61,26 @@ func TestTokensAreVerifiedStrictly(t *testing.T) {
 	c := &clock{t: time.Unix(1_800_000_000, 0)}
 	keys := keyringWith(t, c, "k1799999000-aaaa", "k1799999999-bbbb")
 	iss := NewIssuer(keys, IssuerOptions{Issuer: "mooring-portal", Audience: "mooring-portal", AccessTTL: time.Minute, RefreshTTL: time.Hour, Now: c.now})
-	pair, err := iss.Issue("id-1", "ann", 3)
+	sub := Subject{ID: "id-1", Username: "ann", Generation: 3, Family: "fam-1"}
+	pair, err := iss.Issue(sub)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	claims, err := iss.Verify(ctx, pair.Access, TypeAccess)
-	if err != nil || claims.Subject != "id-1" || claims.Username != "ann" || claims.Generation != 3 {
+	if err != nil || claims.Subject != "id-1" || claims.Username != "ann" || claims.Generation != 3 || claims.Family != "fam-1" {
 		t.Fatalf("a fresh access token: claims %+v, err %v", claims, err)
+	}
+	rc, err := iss.Verify(ctx, pair.Refresh, TypeRefresh)
+	if err != nil || rc.ID != pair.RefreshID || rc.Family != "fam-1" || !rc.ExpiresAt.Equal(pair.RefreshExpiresAt) {
+		t.Fatalf("the refresh token must carry the id and expiry its session records: claims %+v, pair %+v, err %v", rc, pair, err)
+	}
+	if again, _ := iss.Issue(sub); again.RefreshID == pair.RefreshID {
+		t.Fatal("two refresh tokens share an id, so a spent one could not be told from the current one")
+	}
+	noFamily, _ := iss.Issue(Subject{ID: "id-1", Username: "ann", Generation: 3})
+	if _, err := iss.Verify(ctx, noFamily.Access, TypeAccess); err == nil {
+		t.Fatal("a token of no session was accepted")
 	}
 	if tok, _, _ := jwt.NewParser().ParseUnverified(pair.Access, &Claims{}); tok.Header["kid"] != "k1799999999-bbbb" {
 		t.Fatalf("the newest key must sign, kid %v", tok.Header["kid"])
@@ -78,12 +90,12 @@ func TestTokensAreVerifiedStrictly(t *testing.T) {
 	}
 
 	other := NewIssuer(keys, IssuerOptions{Issuer: "someone-else", Audience: "mooring-portal", AccessTTL: time.Minute, Now: c.now})
-	foreign, _ := other.Issue("id-1", "ann", 3)
+	foreign, _ := other.Issue(sub)
 	if _, err := iss.Verify(ctx, foreign.Access, TypeAccess); err == nil {
 		t.Fatal("a token of another issuer was accepted")
 	}
 	aud := NewIssuer(keys, IssuerOptions{Issuer: "mooring-portal", Audience: "another-api", AccessTTL: time.Minute, Now: c.now})
-	wrongAud, _ := aud.Issue("id-1", "ann", 3)
+	wrongAud, _ := aud.Issue(sub)
 	if _, err := iss.Verify(ctx, wrongAud.Access, TypeAccess); err == nil {
 		t.Fatal("a token for another audience was accepted")
 	}

@@ -27,6 +27,9 @@ type Claims struct {
 	// Generation is the user's token generation when the token was issued; a token
 	// whose generation is below the user's current one has been revoked.
 	Generation int64 `json:"gen"`
+	// Family is the session (login) the token belongs to; a token whose session has
+	// ended (logout, reuse of a refresh token, expiry) is refused.
+	Family string `json:"fam"`
 }
 
 // IssuerOptions configure an Issuer.
@@ -59,31 +62,43 @@ func (i *Issuer) AccessTTL() time.Duration { return i.opts.AccessTTL }
 // Pair is an access token and the refresh token that renews it.
 type Pair struct {
 	Access, Refresh string
+	// RefreshID is the refresh token's id (jti), which its session records as the one
+	// usable refresh token; RefreshExpiresAt is when the refresh token expires.
+	RefreshID        string
+	RefreshExpiresAt time.Time
 }
 
-// Issue signs a new access and refresh token for the user with id subject.
-func (i *Issuer) Issue(subject, username string, generation int64) (Pair, error) {
-	access, err := i.sign(subject, username, generation, TypeAccess, i.opts.AccessTTL)
+// Subject is whom tokens are issued to: the user's id and name, its token generation
+// and the session (token family) the tokens belong to.
+type Subject struct {
+	ID, Username string
+	Generation   int64
+	Family       string
+}
+
+// Issue signs a new access and refresh token for sub.
+func (i *Issuer) Issue(sub Subject) (Pair, error) {
+	access, _, err := i.sign(sub, TypeAccess, i.opts.AccessTTL)
 	if err != nil {
 		return Pair{}, err
 	}
-	refresh, err := i.sign(subject, username, generation, TypeRefresh, i.opts.RefreshTTL)
+	refresh, claims, err := i.sign(sub, TypeRefresh, i.opts.RefreshTTL)
 	if err != nil {
 		return Pair{}, err
 	}
-	return Pair{Access: access, Refresh: refresh}, nil
+	return Pair{Access: access, Refresh: refresh, RefreshID: claims.ID, RefreshExpiresAt: claims.ExpiresAt.Time}, nil
 }
 
-func (i *Issuer) sign(subject, username string, generation int64, typ string, ttl time.Duration) (string, error) {
+func (i *Issuer) sign(sub Subject, typ string, ttl time.Duration) (string, *Claims, error) {
 	kid, key, err := i.keys.signing()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	now := i.opts.Now()
-	claims := Claims{
+	claims := &Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    i.opts.Issuer,
-			Subject:   subject,
+			Subject:   sub.ID,
 			Audience:  jwt.ClaimStrings{i.opts.Audience},
 			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
 			NotBefore: jwt.NewNumericDate(now),
@@ -91,16 +106,17 @@ func (i *Issuer) sign(subject, username string, generation int64, typ string, tt
 			ID:        uuid.NewString(),
 		},
 		Type:       typ,
-		Username:   username,
-		Generation: generation,
+		Username:   sub.Username,
+		Generation: sub.Generation,
+		Family:     sub.Family,
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
 	t.Header["kid"] = kid
 	s, err := t.SignedString(key)
 	if err != nil {
-		return "", fmt.Errorf("sign %s token: %w", typ, err)
+		return "", nil, fmt.Errorf("sign %s token: %w", typ, err)
 	}
-	return s, nil
+	return s, claims, nil
 }
 
 // ErrInvalidToken wraps every reason a token is refused.
@@ -131,6 +147,9 @@ func (i *Issuer) Verify(ctx context.Context, token, typ string) (*Claims, error)
 	}
 	if claims.Subject == "" || claims.Username == "" {
 		return nil, fmt.Errorf("%w: no subject", ErrInvalidToken)
+	}
+	if claims.Family == "" || claims.ID == "" {
+		return nil, fmt.Errorf("%w: no session or token id", ErrInvalidToken)
 	}
 	return claims, nil
 }

@@ -159,3 +159,18 @@ func App(name string) map[string]any {
 		"spec":     map[string]any{"image": "nginx:1.27", "replicas": 1, "port": 80},
 	}
 }
+
+// Refresh presents a refresh token; the caller checks the answer.
+func (c *Client) Refresh(refreshToken string) Reply {
+	c.T.Helper()
+	return c.Do("POST", "/api/v1/token/refresh", "", models.RefreshRequest{RefreshToken: refreshToken})
+}
+
+// Tokens decodes a 200 answer of login or refresh, failing otherwise.
+func (r Reply) Tokens(t testing.TB, what string) models.TokenResponse {
+	t.Helper()
+	Expect(t, r, http.StatusOK, what)
+	var tok models.TokenResponse
+	r.Decode(t, &tok)
+	return tok
+}

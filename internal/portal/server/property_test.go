@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
@@ -208,7 +209,9 @@ func TestPropertyPortalMatchesModel(t *testing.T) {
 			}
 		}
 	}
-	p := newPortal(t, func(c *Config) { c.Lockout.Threshold = 1000 })
+	// The admin's one access token must outlive the run, which takes about a minute on
+	// a loaded machine (with the suite's 1-minute tokens it expired at 62s in make test).
+	p := newPortal(t, func(c *Config) { c.Lockout.Threshold, c.AccessTTL = 1000, 10*time.Minute })
 	adm := p.adminToken()
 	nsA, nsB := env.Namespace(t), env.Namespace(t)
 	var all []string

@@ -24,6 +24,7 @@ import (
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"github.com/mooringhq/mooring/internal/portal/auth"
 	"github.com/mooringhq/mooring/internal/portal/cluster"
+	"github.com/mooringhq/mooring/internal/portal/controller"
 	"github.com/mooringhq/mooring/internal/portal/handlers"
 	"github.com/mooringhq/mooring/internal/portal/openapi"
 	"github.com/mooringhq/mooring/internal/portal/ratelimit"
@@ -31,6 +32,7 @@ import (
 	"github.com/mooringhq/mooring/internal/portal/services"
 	"github.com/mooringhq/mooring/internal/portal/store"
 	"github.com/mooringhq/mooring/internal/portal/telemetry"
+	"github.com/mooringhq/mooring/internal/portal/ui"
 )
 
 // Scheme knows the kinds the portal reads and writes as itself.
@@ -69,6 +71,8 @@ type Config struct {
 	Roles services.RoleNames
 	// AdminUsername and AdminPassword, when the password is set, create the first admin.
 	AdminUsername, AdminEmail, AdminPassword string
+	// LeaderElection makes the replicas elect the one that reconciles bindings.
+	LeaderElection bool
 }
 
 // Server is an assembled portal.
@@ -77,6 +81,8 @@ type Server struct {
 	Users   *services.Users
 	Keys    *auth.Keyring
 	Metrics *telemetry.Metrics
+	// Reconciler configures the bindings reconciler that Serve runs.
+	Reconciler controller.Options
 
 	cfg      Config
 	draining atomic.Bool
@@ -116,7 +122,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Users: users, Keys: keys, Metrics: telemetry.NewMetrics(), cfg: cfg}
+	s := &Server{Users: users, Keys: keys, Metrics: telemetry.NewMetrics(), cfg: cfg,
+		Reconciler: controller.Options{Rest: rc, Namespace: cfg.Namespace, Impersonator: imp, Roles: cfg.Roles,
+			Scheme: Scheme, LeaderElection: cfg.LeaderElection}}
 	health := &handlers.Health{ClusterReachable: func(ctx context.Context) error {
 		if s.draining.Load() {
 			return errors.New("shutting down")
@@ -125,18 +133,25 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return err
 	}}
 	gin.SetMode(gin.ReleaseMode)
+	resources := services.NewResources(imp, authz)
+	ipLimit, userLimit := ratelimit.New(cfg.IPLimit, cfg.RateWindow, nil), ratelimit.New(cfg.UserLimit, cfg.RateWindow, nil)
 	r, err := routes.New(routes.Options{
 		Users:          &handlers.Users{Svc: users},
-		Resources:      &handlers.Resources{Svc: services.NewResources(imp, authz)},
+		Resources:      &handlers.Resources{Svc: resources},
 		Health:         health,
 		Authenticator:  users,
 		Metrics:        s.Metrics,
 		TrustedProxies: cfg.TrustedProxies,
-		IPLimit:        ratelimit.New(cfg.IPLimit, cfg.RateWindow, nil),
-		UserLimit:      ratelimit.New(cfg.UserLimit, cfg.RateWindow, nil),
+		IPLimit:        ipLimit,
+		UserLimit:      userLimit,
 		OpenAPI:        doc,
 	})
 	if err != nil {
+		return nil, err
+	}
+	// The web UI: the same services, limiters and impersonation as the API.
+	if err := ui.Register(r, ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp},
+		IPLimit: ipLimit, UserLimit: userLimit, Metrics: s.Metrics}); err != nil {
 		return nil, err
 	}
 	s.Handler = r
@@ -155,20 +170,34 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Serve serves on addr until ctx ends, then shuts down gracefully: /readyz turns 503
-// first so load balancers stop sending, in-flight requests get up to grace to finish.
+// Serve serves on addr and runs the bindings reconciler (on the elected replica) until
+// ctx ends, then shuts down gracefully: /readyz turns 503 first so load balancers stop
+// sending, in-flight requests get up to grace to finish.
 func (s *Server) Serve(ctx context.Context, addr string, grace time.Duration) error {
+	mgr, err := controller.NewManager(s.Reconciler)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{Addr: addr, Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 	go s.Keys.Run(ctx, time.Minute)
-	errc := make(chan error, 1)
+	errc, mgrDone := make(chan error, 2), make(chan struct{})
 	go func() { errc <- srv.ListenAndServe() }()
+	go func() {
+		defer close(mgrDone)
+		if err := mgr.Start(ctx); err != nil {
+			errc <- fmt.Errorf("bindings reconciler: %w", err)
+		}
+	}()
 	slog.InfoContext(ctx, "Serving", "address", addr)
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve %s: %w", addr, err)
 	case <-ctx.Done():
 	}
+	// The reconciler releases its Lease on the way out, so another replica takes over
+	// at once rather than after the lease expires.
+	defer func() { <-mgrDone }()
 	s.draining.Store(true)
 	slog.Info("Shutting down", "grace", grace.String())
 	sctx, cancel := context.WithTimeout(context.Background(), grace)

@@ -6,12 +6,14 @@ import (
 	"log/slog"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"github.com/mooringhq/mooring/internal/portal/cluster"
+	"github.com/mooringhq/mooring/internal/portal/models"
 	"github.com/mooringhq/mooring/internal/portal/store"
 )
 
@@ -77,77 +79,152 @@ func (b *Bindings) Desired(u *portalv1alpha1.User) ([]rbacv1.ClusterRoleBinding,
 	return nil, nil
 }
 
-// Sync makes the cluster's bindings of u exactly Desired(u): it creates what is
-// missing, deletes what is no longer wanted, and writes nothing when all is in step.
-func (b *Bindings) Sync(ctx context.Context, u *portalv1alpha1.User) error {
-	wantCRB, wantRB := b.Desired(u)
-	sel := client.MatchingLabels{portalv1alpha1.IDLabel: u.Spec.ID}
+// Plan is what it takes to bring one user's bindings in step: bindings to create and
+// bindings to delete. An empty Plan means they are in step.
+type Plan struct {
+	Create, Delete []client.Object
+}
 
-	var crbs rbacv1.ClusterRoleBindingList
-	if err := b.c.List(ctx, &crbs, sel); err != nil {
-		return fmt.Errorf("list ClusterRoleBindings of user %s: %w", u.Name, err)
+// Empty reports whether nothing needs to change.
+func (p Plan) Empty() bool { return len(p.Create) == 0 && len(p.Delete) == 0 }
+
+// PlanFor compares the bindings labelled with the user id id, read from r, with what
+// u should have (nothing when u is nil: the user is gone). A binding is kept only when
+// it is exactly a desired one (name, namespace, role and subjects), so one added by hand
+// under the user's label, or edited, goes.
+func (b *Bindings) PlanFor(ctx context.Context, r client.Reader, id string, u *portalv1alpha1.User) (Plan, error) {
+	var want []client.Object
+	if u != nil {
+		crbs, rbs := b.Desired(u)
+		for i := range crbs {
+			want = append(want, &crbs[i])
+		}
+		for i := range rbs {
+			want = append(want, &rbs[i])
+		}
 	}
-	keepCRB := map[string]bool{}
-	for i := range wantCRB {
-		keepCRB[wantCRB[i].Name+"/"+wantCRB[i].RoleRef.Name] = true
+	sel := client.MatchingLabels{portalv1alpha1.IDLabel: id}
+	var crbs rbacv1.ClusterRoleBindingList
+	if err := r.List(ctx, &crbs, sel); err != nil {
+		return Plan{}, fmt.Errorf("list ClusterRoleBindings of user %s: %w", id, err)
+	}
+	var rbs rbacv1.RoleBindingList
+	if err := r.List(ctx, &rbs, sel); err != nil {
+		return Plan{}, fmt.Errorf("list RoleBindings of user %s: %w", id, err)
 	}
 	have := map[string]bool{}
+	var p Plan
 	for i := range crbs.Items {
-		cur := &crbs.Items[i]
-		if !keepCRB[cur.Name+"/"+cur.RoleRef.Name] {
-			if err := b.delete(ctx, cur); err != nil {
-				return err
-			}
-			continue
-		}
-		have[cur.Name+"/"+cur.RoleRef.Name] = true
+		p.keepOrDelete(&crbs.Items[i], crbs.Items[i].RoleRef, crbs.Items[i].Subjects, want, have)
 	}
-	for i := range wantCRB {
-		if !have[wantCRB[i].Name+"/"+wantCRB[i].RoleRef.Name] {
-			if err := b.create(ctx, &wantCRB[i]); err != nil {
-				return err
-			}
-		}
-	}
-
-	var rbs rbacv1.RoleBindingList
-	if err := b.c.List(ctx, &rbs, sel); err != nil {
-		return fmt.Errorf("list RoleBindings of user %s: %w", u.Name, err)
-	}
-	keepRB := map[string]bool{}
-	for i := range wantRB {
-		keepRB[wantRB[i].Namespace+"/"+wantRB[i].RoleRef.Name] = true
-	}
-	have = map[string]bool{}
 	for i := range rbs.Items {
-		cur := &rbs.Items[i]
-		if !keepRB[cur.Namespace+"/"+cur.RoleRef.Name] {
-			if err := b.delete(ctx, cur); err != nil {
-				return err
-			}
+		p.keepOrDelete(&rbs.Items[i], rbs.Items[i].RoleRef, rbs.Items[i].Subjects, want, have)
+	}
+	for _, w := range want {
+		if !have[bindingKey(w)] {
+			p.Create = append(p.Create, w)
+		}
+	}
+	return p, nil
+}
+
+func (p *Plan) keepOrDelete(cur client.Object, ref rbacv1.RoleRef, subjects []rbacv1.Subject, want []client.Object, have map[string]bool) {
+	for _, w := range want {
+		wref, wsub := roleRefAndSubjects(w)
+		if bindingKey(w) == bindingKey(cur) && ref == wref && equality.Semantic.DeepEqual(subjects, wsub) {
+			have[bindingKey(cur)] = true
+			return
+		}
+	}
+	p.Delete = append(p.Delete, cur)
+}
+
+func bindingKey(o client.Object) string {
+	return fmt.Sprintf("%T/%s/%s", o, o.GetNamespace(), o.GetName())
+}
+
+func roleRefAndSubjects(o client.Object) (rbacv1.RoleRef, []rbacv1.Subject) {
+	switch b := o.(type) {
+	case *rbacv1.ClusterRoleBinding:
+		return b.RoleRef, b.Subjects
+	case *rbacv1.RoleBinding:
+		return b.RoleRef, b.Subjects
+	}
+	return rbacv1.RoleRef{}, nil
+}
+
+// Apply deletes and creates what p says. Bindings already gone or already there are
+// fine (another replica or the reconciler was first). A RoleBinding whose namespace
+// does not exist is reported as a *MissingNamespaceError after the rest is applied.
+func (b *Bindings) Apply(ctx context.Context, p Plan) error {
+	for _, o := range p.Delete {
+		if err := b.delete(ctx, o); err != nil {
+			return err
+		}
+	}
+	var missing []string
+	for _, o := range p.Create {
+		err := b.create(ctx, o)
+		if apierrors.IsNotFound(err) && o.GetNamespace() != "" {
+			missing = append(missing, o.GetNamespace())
 			continue
 		}
-		have[cur.Namespace+"/"+cur.RoleRef.Name] = true
-	}
-	for i := range wantRB {
-		if !have[wantRB[i].Namespace+"/"+wantRB[i].RoleRef.Name] {
-			if err := b.create(ctx, &wantRB[i]); err != nil {
-				if apierrors.IsNotFound(err) {
-					return invalid(field("namespaces", "namespace %q does not exist", wantRB[i].Namespace))
-				}
-				return err
-			}
+		if err != nil {
+			return err
 		}
+	}
+	if missing != nil {
+		return &MissingNamespaceError{Namespaces: missing}
+	}
+	return nil
+}
+
+// MissingNamespaceError names the namespaces of a developer that do not exist.
+type MissingNamespaceError struct{ Namespaces []string }
+
+func (e *MissingNamespaceError) Error() string {
+	return fmt.Sprintf("namespaces %v do not exist", e.Namespaces)
+}
+
+// Sync makes the cluster's bindings of u exactly Desired(u), reading them straight
+// from the API server: it creates what is missing, deletes what is no longer wanted,
+// and writes nothing when all is in step.
+func (b *Bindings) Sync(ctx context.Context, u *portalv1alpha1.User) error {
+	p, err := b.PlanFor(ctx, b.c, u.Spec.ID, u)
+	if err != nil {
+		return err
+	}
+	return b.Apply(ctx, p)
+}
+
+// CheckNamespaces refuses a developer's namespaces that do not exist, by a dry run of
+// the RoleBindings the portal would create in them (no extra permission needed).
+func (b *Bindings) CheckNamespaces(ctx context.Context, u *portalv1alpha1.User) error {
+	_, rbs := b.Desired(u)
+	var bad []models.FieldError
+	for i := range rbs {
+		err := b.c.Create(ctx, &rbs[i], client.DryRunAll)
+		switch {
+		case err == nil, apierrors.IsAlreadyExists(err):
+		case apierrors.IsNotFound(err):
+			bad = append(bad, field("namespaces", "namespace %q does not exist", rbs[i].Namespace))
+		default:
+			return fmt.Errorf("check namespace %s: %w", rbs[i].Namespace, err)
+		}
+	}
+	if bad != nil {
+		return invalid(bad...)
 	}
 	return nil
 }
 
 // Remove deletes every binding of u.
 func (b *Bindings) Remove(ctx context.Context, u *portalv1alpha1.User) error {
-	none := u.DeepCopy()
-	none.Spec.Role = portalv1alpha1.RoleNone
-	none.Spec.Namespaces = nil
-	return b.Sync(ctx, none)
+	p, err := b.PlanFor(ctx, b.c, u.Spec.ID, nil)
+	if err != nil {
+		return err
+	}
+	return b.Apply(ctx, p)
 }
 
 func (b *Bindings) create(ctx context.Context, obj client.Object) error {

@@ -182,13 +182,7 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 		}
 		return models.TokenResponse{}, errBadCredentials
 	}
-	if u.Status.FailedLogins != 0 || u.Status.LockedUntil != nil {
-		u.Status.FailedLogins, u.Status.LockedUntil = 0, nil
-		if err := s.store.UpdateStatus(ctx, u); err != nil && !errors.Is(err, store.ErrConflict) {
-			return models.TokenResponse{}, err
-		}
-	}
-	return s.issue(u)
+	return s.startSession(ctx, u)
 }
 
 // recordFailure counts a failed login in the User's status and locks the account when
@@ -219,54 +213,21 @@ func (s *Users) recordFailure(ctx context.Context, username string) {
 	}
 }
 
-func (s *Users) issue(u *portalv1alpha1.User) (models.TokenResponse, error) {
-	pair, err := s.issuer.Issue(u.Spec.ID, u.Name, u.Status.TokenGeneration)
-	if err != nil {
-		return models.TokenResponse{}, err
-	}
-	return models.TokenResponse{AccessToken: pair.Access, RefreshToken: pair.Refresh, TokenType: "Bearer",
-		ExpiresIn: int64(s.issuer.AccessTTL().Seconds())}, nil
-}
-
-// verify checks a token and that it has not been revoked, and returns its user.
-func (s *Users) verify(ctx context.Context, token, typ string) (*portalv1alpha1.User, error) {
-	claims, err := s.issuer.Verify(ctx, token, typ)
-	if err != nil {
-		return nil, errBadToken
-	}
-	u, err := s.store.Get(ctx, claims.Username)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errBadToken
-	}
-	if err != nil {
-		return nil, err
-	}
-	// A recreated account with the same name has a new id; an old token must not fit.
-	if u.Spec.ID != claims.Subject || claims.Generation != u.Status.TokenGeneration {
-		return nil, errBadToken
-	}
-	return u, nil
-}
-
-// Authenticate returns the caller an access token belongs to.
+// Authenticate returns the caller an access token belongs to, while the token's
+// session lasts.
 func (s *Users) Authenticate(ctx context.Context, token string) (*Caller, error) {
-	u, err := s.verify(ctx, token, auth.TypeAccess)
+	claims, err := s.issuer.Verify(ctx, token, auth.TypeAccess)
+	if err != nil {
+		return nil, errBadToken
+	}
+	u, err := s.holder(ctx, claims)
 	if err != nil {
 		return nil, err
+	}
+	if !hasSession(u, claims.Family) {
+		return nil, errBadToken
 	}
 	return &Caller{User: u, Identity: s.imp.IdentityOf(u.Spec.ID, u.Spec.Role)}, nil
-}
-
-// Refresh trades a refresh token for a new pair.
-func (s *Users) Refresh(ctx context.Context, req models.RefreshRequest) (models.TokenResponse, error) {
-	if req.RefreshToken == "" {
-		return models.TokenResponse{}, invalid(field("refresh_token", "is required"))
-	}
-	u, err := s.verify(ctx, req.RefreshToken, auth.TypeRefresh)
-	if err != nil {
-		return models.TokenResponse{}, err
-	}
-	return s.issue(u)
 }
 
 // LogoutAll revokes every token of the caller.
@@ -275,8 +236,9 @@ func (s *Users) LogoutAll(ctx context.Context, caller *Caller) error {
 }
 
 func (s *Users) revoke(ctx context.Context, u *portalv1alpha1.User) error {
-	for range 5 {
+	for range statusAttempts {
 		u.Status.TokenGeneration++
+		u.Status.Sessions = nil
 		err := s.store.UpdateStatus(ctx, u)
 		if !errors.Is(err, store.ErrConflict) {
 			if err == nil {
@@ -423,12 +385,22 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 	if u.Spec.Role != portalv1alpha1.RoleDeveloper {
 		u.Spec.Namespaces = nil
 	}
-	// Bindings first: a namespace that does not exist fails here, before the user says so.
-	if err := s.bindings.Sync(ctx, u); err != nil {
+	// A namespace that does not exist is refused before the user says so. The User is
+	// written before its bindings, so the bindings reconciler, which follows the User,
+	// never sees bindings newer than the User and undoes them.
+	if err := s.bindings.CheckNamespaces(ctx, u); err != nil {
 		return models.User{}, err
 	}
 	if err := s.store.Update(ctx, u); err != nil {
 		return models.User{}, s.conflict(err)
+	}
+	// In step at once for the answer; the reconciler would get there too.
+	if err := s.bindings.Sync(ctx, u); err != nil {
+		var missing *MissingNamespaceError
+		if errors.As(err, &missing) { // deleted since the check
+			return models.User{}, invalid(field("namespaces", "namespaces %v do not exist", missing.Namespaces))
+		}
+		return models.User{}, err
 	}
 	slog.InfoContext(ctx, "Updated user", "user", u.Name, "role", u.Spec.Role, "namespaces", u.Spec.Namespaces, "by", caller.User.Name)
 	return ToModel(u), nil
@@ -441,10 +413,12 @@ func (s *Users) Delete(ctx context.Context, caller *Caller, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.bindings.Remove(ctx, u); err != nil {
+	// The User goes first, so the reconciler never sees its bindings missing while it
+	// still exists and puts them back.
+	if err := s.store.Delete(ctx, u); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	if err := s.store.Delete(ctx, u); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.bindings.Remove(ctx, u); err != nil {
 		return err
 	}
 	slog.InfoContext(ctx, "Deleted user", "user", u.Name, "by", caller.User.Name)

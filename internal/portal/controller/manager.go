@@ -1,0 +1,85 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/apimetrics"
+	"github.com/mooringhq/mooring/internal/portal/cluster"
+	"github.com/mooringhq/mooring/internal/portal/services"
+)
+
+// LeaseName is the Lease the portal's replicas elect the reconciling leader with.
+const LeaseName = "mooring-portal-bindings"
+
+// Options configure the portal's manager.
+type Options struct {
+	// Rest is the portal's own identity; Namespace holds the leader election Lease.
+	Rest      *rest.Config
+	Namespace string
+	// Impersonator and Roles decide what bindings a user should have, as for the API.
+	Impersonator *cluster.Impersonator
+	Roles        services.RoleNames
+	// Scheme knows Users and the RBAC kinds.
+	Scheme *runtime.Scheme
+	// LeaderElection is off only in tests that run one portal.
+	LeaderElection bool
+}
+
+// NewManager returns a manager running the bindings reconciler. Its cache holds Users
+// and only the bindings labelled with a portal user id: never the cluster's others.
+func NewManager(o Options) (manager.Manager, error) {
+	owned, err := labels.NewRequirement(portalv1alpha1.IDLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	sel := labels.NewSelector().Add(*owned)
+	scheme := o.Scheme
+	mgr, err := manager.New(o.Rest, manager.Options{
+		Scheme: scheme,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&rbacv1.RoleBinding{}:        {Label: sel},
+			&rbacv1.ClusterRoleBinding{}: {Label: sel},
+		}},
+		// The portal serves its own /metrics and probes.
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                o.LeaderElection,
+		LeaderElectionID:              LeaseName,
+		LeaderElectionNamespace:       o.Namespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 ptr(15 * time.Second),
+		RenewDeadline:                 ptr(10 * time.Second),
+		RetryPeriod:                   ptr(2 * time.Second),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("portal manager: %w", err)
+	}
+	// The reconciler's writes are counted (mooring_api_requests_total), apart from the
+	// Lease renewals of leader election, so "in step costs no writes" can be measured.
+	writer := rest.CopyConfig(o.Rest)
+	apimetrics.Instrument(writer)
+	live, err := client.New(writer, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("portal client: %w", err)
+	}
+	r := &BindingsReconciler{Cache: mgr.GetClient(), Live: mgr.GetAPIReader(),
+		Bindings: services.NewBindings(live, o.Impersonator, o.Roles)}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("bindings controller: %w", err)
+	}
+	return mgr, nil
+}
+
+func ptr[T any](v T) *T { return &v }

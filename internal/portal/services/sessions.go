@@ -1,0 +1,182 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/portal/auth"
+	"github.com/mooringhq/mooring/internal/portal/models"
+	"github.com/mooringhq/mooring/internal/portal/store"
+)
+
+// Refresh tokens rotate (OAuth 2.0 Security BCP, RFC 9700 §4.14.2): every login starts
+// a session (a token family) recorded in the User's status with the id of its one
+// usable refresh token. A refresh replaces that id; a refresh token of the family that
+// is not the current one has been used before, so someone holds a copy: the session
+// ends, with every access and refresh token it issued, and the caller gets 401. All
+// of it is one status write guarded by the User's resourceVersion, so of two replicas
+// refreshing the same token at once exactly one wins; the other reads the User again,
+// sees the token already used and ends the session.
+
+// MaxSessions bounds the logins a user holds at once; a login beyond it ends the
+// session that would expire first. (The CRD allows 64, leaving room to lower it.)
+const MaxSessions = 32
+
+// statusAttempts bounds the read-decide-write rounds of one status change when other
+// replicas keep writing the same User.
+const statusAttempts = 5
+
+// startSession records a new session for u, clears its failed logins and returns the
+// session's first token pair.
+func (s *Users) startSession(ctx context.Context, u *portalv1alpha1.User) (models.TokenResponse, error) {
+	family := uuid.NewString()
+	for range statusAttempts {
+		pair, err := s.issuer.Issue(subjectOf(u, family))
+		if err != nil {
+			return models.TokenResponse{}, err
+		}
+		u.Status.Sessions = withSession(u.Status.Sessions, portalv1alpha1.Session{
+			ID: family, Current: pair.RefreshID, ExpiresAt: metav1Time(pair.RefreshExpiresAt)}, s.now())
+		u.Status.FailedLogins, u.Status.LockedUntil = 0, nil
+		err = s.store.UpdateStatus(ctx, u)
+		if err == nil {
+			return s.response(pair), nil
+		}
+		if u, err = s.reread(ctx, u, err); err != nil {
+			return models.TokenResponse{}, err
+		}
+	}
+	return models.TokenResponse{}, fmt.Errorf("start a session of %s: %w", u.Name, store.ErrConflict)
+}
+
+// Refresh trades the current refresh token of a session for a new pair; the old
+// refresh token is spent. A spent one ends the session (reuse detection).
+func (s *Users) Refresh(ctx context.Context, req models.RefreshRequest) (models.TokenResponse, error) {
+	if req.RefreshToken == "" {
+		return models.TokenResponse{}, invalid(field("refresh_token", "is required"))
+	}
+	claims, err := s.issuer.Verify(ctx, req.RefreshToken, auth.TypeRefresh)
+	if err != nil {
+		return models.TokenResponse{}, errBadToken
+	}
+	for range statusAttempts {
+		u, err := s.holder(ctx, claims)
+		if err != nil {
+			return models.TokenResponse{}, err
+		}
+		i := slices.IndexFunc(u.Status.Sessions, func(x portalv1alpha1.Session) bool { return x.ID == claims.Family })
+		if i < 0 || !s.now().Before(u.Status.Sessions[i].ExpiresAt.Time) {
+			return models.TokenResponse{}, errBadToken // ended, expired or never there
+		}
+		if u.Status.Sessions[i].Current != claims.ID {
+			return models.TokenResponse{}, s.endReusedSession(ctx, u, claims)
+		}
+		pair, err := s.issuer.Issue(subjectOf(u, claims.Family))
+		if err != nil {
+			return models.TokenResponse{}, err
+		}
+		u.Status.Sessions[i].Current, u.Status.Sessions[i].ExpiresAt = pair.RefreshID, metav1Time(pair.RefreshExpiresAt)
+		u.Status.Sessions = withoutExpired(u.Status.Sessions, s.now())
+		err = s.store.UpdateStatus(ctx, u)
+		if err == nil {
+			return s.response(pair), nil
+		}
+		// Another replica wrote the User since it was read: decide again on what it
+		// wrote. If it spent this very token, the next round sees the reuse.
+		if !errors.Is(err, store.ErrConflict) {
+			return models.TokenResponse{}, err
+		}
+	}
+	return models.TokenResponse{}, fmt.Errorf("refresh a session of %s: %w", claims.Username, store.ErrConflict)
+}
+
+// endReusedSession ends the session of a refresh token presented a second time and
+// answers errBadToken. Which of the two holders is the rightful one cannot be told, so
+// both lose the session; the user's other sessions go on.
+func (s *Users) endReusedSession(ctx context.Context, u *portalv1alpha1.User, claims *auth.Claims) error {
+	for range statusAttempts {
+		n := len(u.Status.Sessions)
+		u.Status.Sessions = slices.DeleteFunc(u.Status.Sessions, func(x portalv1alpha1.Session) bool { return x.ID == claims.Family })
+		if len(u.Status.Sessions) == n {
+			return errBadToken // another replica ended it already
+		}
+		err := s.store.UpdateStatus(ctx, u)
+		if err == nil {
+			slog.WarnContext(ctx, "Refresh token reused; ended its session and every token it issued",
+				"user", u.Name, "session", claims.Family)
+			return errBadToken
+		}
+		if u, err = s.reread(ctx, u, err); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("end the reused session of %s: %w", u.Name, store.ErrConflict)
+}
+
+// holder returns the user a verified token was issued to, or errBadToken when that
+// user is gone, was recreated under the same name, or revoked every token since.
+func (s *Users) holder(ctx context.Context, claims *auth.Claims) (*portalv1alpha1.User, error) {
+	u, err := s.store.Get(ctx, claims.Username)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errBadToken
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Spec.ID != claims.Subject || claims.Generation != u.Status.TokenGeneration {
+		return nil, errBadToken
+	}
+	return u, nil
+}
+
+// reread returns u as stored now when err is a write conflict, and err otherwise.
+func (s *Users) reread(ctx context.Context, u *portalv1alpha1.User, err error) (*portalv1alpha1.User, error) {
+	if !errors.Is(err, store.ErrConflict) {
+		return nil, err
+	}
+	fresh, err := s.store.Get(ctx, u.Name)
+	if err != nil {
+		return nil, err
+	}
+	if fresh.Spec.ID != u.Spec.ID {
+		return nil, fmt.Errorf("user %s was recreated meanwhile: %w", u.Name, store.ErrNotFound)
+	}
+	return fresh, nil
+}
+
+// hasSession reports whether the session named family is live for u.
+func hasSession(u *portalv1alpha1.User, family string) bool {
+	return slices.ContainsFunc(u.Status.Sessions, func(x portalv1alpha1.Session) bool { return x.ID == family })
+}
+
+func subjectOf(u *portalv1alpha1.User, family string) auth.Subject {
+	return auth.Subject{ID: u.Spec.ID, Username: u.Name, Generation: u.Status.TokenGeneration, Family: family}
+}
+
+func (s *Users) response(pair auth.Pair) models.TokenResponse {
+	return models.TokenResponse{AccessToken: pair.Access, RefreshToken: pair.Refresh, TokenType: "Bearer",
+		ExpiresIn: int64(s.issuer.AccessTTL().Seconds())}
+}
+
+// withoutExpired drops the sessions whose refresh token expired by now.
+func withoutExpired(ss []portalv1alpha1.Session, now time.Time) []portalv1alpha1.Session {
+	return slices.DeleteFunc(ss, func(x portalv1alpha1.Session) bool { return !now.Before(x.ExpiresAt.Time) })
+}
+
+// withSession adds sess to the live sessions, ending the ones that would expire first
+// when the user holds MaxSessions already.
+func withSession(ss []portalv1alpha1.Session, sess portalv1alpha1.Session, now time.Time) []portalv1alpha1.Session {
+	ss = withoutExpired(ss, now)
+	slices.SortStableFunc(ss, func(a, b portalv1alpha1.Session) int { return a.ExpiresAt.Compare(b.ExpiresAt.Time) })
+	if over := len(ss) - (MaxSessions - 1); over > 0 {
+		ss = ss[over:]
+	}
+	return append(ss, sess)
+}

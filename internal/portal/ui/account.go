@@ -1,0 +1,201 @@
+package ui
+
+import (
+	"net/http"
+	"strings"
+	"unicode"
+
+	"github.com/gin-gonic/gin"
+
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/portal/models"
+)
+
+// authForm is the data of the login and register pages.
+type authForm struct {
+	Username, Email, Next string
+	Fields                map[string]string
+}
+
+// safeNext keeps a post-login redirect on the UI: a path under Prefix, never another host.
+func safeNext(next string) string {
+	if strings.HasPrefix(next, Prefix+"/") && !strings.HasPrefix(next, "//") && !strings.ContainsAny(next, "\\\r\n") {
+		return next
+	}
+	return Prefix + "/"
+}
+
+func (u *UI) loginPage(c *gin.Context) {
+	u.render(c, http.StatusOK, "login", page{Title: "Log in", Notice: noticeOf(c), Data: authForm{Next: c.Query("next")}})
+}
+
+func (u *UI) login(c *gin.Context) {
+	form := authForm{Username: c.PostForm("username"), Next: c.PostForm("next")}
+	tok, err := u.o.Accounts.Login(c.Request.Context(), models.LoginRequest{Username: form.Username, Password: c.PostForm("password")})
+	if err != nil {
+		p := describe(c.Request.Context(), err)
+		form.Fields = p.Fields
+		u.render(c, p.Status, "login", page{Title: "Log in", Error: p.Message, Data: form})
+		return
+	}
+	u.setSession(c, tok)
+	c.Redirect(http.StatusSeeOther, safeNext(form.Next))
+}
+
+func (u *UI) registerPage(c *gin.Context) {
+	u.render(c, http.StatusOK, "register", page{Title: "Register", Data: authForm{}})
+}
+
+func (u *UI) register(c *gin.Context) {
+	form := authForm{Username: c.PostForm("username"), Email: c.PostForm("email")}
+	_, err := u.o.Accounts.Register(c.Request.Context(), models.RegisterRequest{Username: form.Username, Email: form.Email, Password: c.PostForm("password")})
+	if err != nil {
+		p := describe(c.Request.Context(), err)
+		form.Fields = p.Fields
+		u.render(c, p.Status, "register", page{Title: "Register", Error: p.Message, Data: form})
+		return
+	}
+	c.Redirect(http.StatusSeeOther, Prefix+"/login?notice=registered")
+}
+
+// notices are the fixed messages a redirect may ask the next page to show; free text
+// never travels in the URL.
+var notices = map[string]string{
+	"registered": "Your account is ready. Log in; an admin must grant you a role before you can work in the cluster.",
+	"loggedout":  "You are logged out.",
+	"password":   "Your password was changed; every session was logged out. Log in with the new password.",
+	"everywhere": "Every session of yours was logged out.",
+	"created":    "Created.",
+	"updated":    "Saved.",
+	"deleted":    "Deleted.",
+	"scaled":     "Scaling.",
+	"paused":     "Paused: Mooring leaves its children alone until you resume.",
+	"resumed":    "Resumed.",
+	"backup":     "Backup requested; its status updates below.",
+	"email":      "Your email was changed.",
+	"granted":    "The user's role was saved.",
+}
+
+func noticeOf(c *gin.Context) string { return notices[c.Query("notice")] }
+
+func (u *UI) logout(c *gin.Context) {
+	u.clearSession(c)
+	c.Redirect(http.StatusSeeOther, Prefix+"/login?notice=loggedout")
+}
+
+// homeData lists the namespaces the user may use.
+type homeData struct {
+	Namespaces []string
+	NoRole     bool
+	CanUsers   bool
+}
+
+func (u *UI) home(c *gin.Context) {
+	cl := caller(c)
+	data := homeData{NoRole: cl.User.Spec.Role == "" || cl.User.Spec.Role == portalv1alpha1.RoleNone}
+	if !data.NoRole {
+		nl, err := u.o.Resources.Namespaces(c.Request.Context(), cl)
+		if err != nil {
+			u.fail(c, err)
+			return
+		}
+		data.Namespaces = nl.Items
+		acc, err := u.o.Permissions.Access(c.Request.Context(), cl, "default")
+		if err != nil {
+			u.fail(c, err)
+			return
+		}
+		data.CanUsers = acc.CanUsers("list")
+	}
+	u.render(c, http.StatusOK, "home", page{Title: "Namespaces", Notice: noticeOf(c), Data: data})
+}
+
+type accountData struct {
+	Email  string
+	Fields map[string]string
+}
+
+func (u *UI) accountPage(c *gin.Context) {
+	u.render(c, http.StatusOK, "account", page{Title: "Account", Notice: noticeOf(c), Data: accountData{Email: caller(c).User.Spec.Email}})
+}
+
+func (u *UI) changeEmail(c *gin.Context) {
+	email := c.PostForm("email")
+	if _, err := u.o.Accounts.UpdateMe(c.Request.Context(), caller(c), models.UpdateMeRequest{Email: &email}); err != nil {
+		u.accountError(c, err, email)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, Prefix+"/account?notice=email")
+}
+
+func (u *UI) changePassword(c *gin.Context) {
+	pw, cur := c.PostForm("password"), c.PostForm("currentPassword")
+	if _, err := u.o.Accounts.UpdateMe(c.Request.Context(), caller(c), models.UpdateMeRequest{Password: &pw, CurrentPassword: &cur}); err != nil {
+		u.accountError(c, err, caller(c).User.Spec.Email)
+		return
+	}
+	// The change revoked every token, this session's too.
+	u.clearSession(c)
+	c.Redirect(http.StatusSeeOther, Prefix+"/login?notice=password")
+}
+
+func (u *UI) accountError(c *gin.Context, err error, email string) {
+	p := describe(c.Request.Context(), err)
+	u.render(c, p.Status, "account", page{Title: "Account", Error: p.Message, Data: accountData{Email: email, Fields: p.Fields}})
+}
+
+func (u *UI) logoutAll(c *gin.Context) {
+	if err := u.o.Accounts.LogoutAll(c.Request.Context(), caller(c)); err != nil {
+		u.fail(c, err)
+		return
+	}
+	u.clearSession(c)
+	c.Redirect(http.StatusSeeOther, Prefix+"/login?notice=everywhere")
+}
+
+// usersData is the users page: every account, editable when RBAC lets the caller
+// update users.
+type usersData struct {
+	Users   []models.User
+	CanEdit bool
+	Roles   []portalv1alpha1.Role
+	// Fields holds the errors of the user whose form failed (by FailedID).
+	FailedID string
+	Fields   map[string]string
+}
+
+func (u *UI) usersPage(c *gin.Context) {
+	u.showUsers(c, http.StatusOK, "", "", nil)
+}
+
+func (u *UI) showUsers(c *gin.Context, status int, errMsg, failedID string, fields map[string]string) {
+	cl := caller(c)
+	l, err := u.o.Accounts.List(c.Request.Context(), cl)
+	if err != nil {
+		u.fail(c, err)
+		return
+	}
+	acc, err := u.o.Permissions.Access(c.Request.Context(), cl, "default")
+	if err != nil {
+		u.fail(c, err)
+		return
+	}
+	u.render(c, status, "users", page{Title: "Users", Notice: noticeOf(c), Error: errMsg, Data: usersData{
+		Users: l.Items, CanEdit: acc.CanUsers("update"), Roles: portalv1alpha1.Roles, FailedID: failedID, Fields: fields}})
+}
+
+func (u *UI) updateUser(c *gin.Context) {
+	role := c.PostForm("role")
+	// Namespaces may be separated by commas or any white space.
+	namespaces := strings.FieldsFunc(c.PostForm("namespaces"), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if namespaces == nil {
+		namespaces = []string{}
+	}
+	req := models.UpdateUserRequest{Role: &role, Namespaces: &namespaces}
+	if _, err := u.o.Accounts.Update(c.Request.Context(), caller(c), c.Param("id"), req); err != nil {
+		p := describe(c.Request.Context(), err)
+		u.showUsers(c, p.Status, p.Message, c.Param("id"), p.Fields)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, Prefix+"/users?notice=granted")
+}

@@ -1,0 +1,167 @@
+package ui
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/mooringhq/mooring/internal/portal/middleware"
+	"github.com/mooringhq/mooring/internal/portal/models"
+	"github.com/mooringhq/mooring/internal/portal/ratelimit"
+	"github.com/mooringhq/mooring/internal/portal/services"
+	"github.com/mooringhq/mooring/internal/portal/telemetry"
+)
+
+// Prefix is where the UI is served.
+const Prefix = "/ui"
+
+//go:embed templates static
+var assets embed.FS
+
+// Accounts is what the UI needs of the users service (services.Users).
+type Accounts interface {
+	Register(ctx context.Context, req models.RegisterRequest) (models.User, error)
+	Login(ctx context.Context, req models.LoginRequest) (models.TokenResponse, error)
+	Refresh(ctx context.Context, req models.RefreshRequest) (models.TokenResponse, error)
+	Authenticate(ctx context.Context, token string) (*services.Caller, error)
+	UpdateMe(ctx context.Context, caller *services.Caller, req models.UpdateMeRequest) (models.User, error)
+	LogoutAll(ctx context.Context, caller *services.Caller) error
+	List(ctx context.Context, caller *services.Caller) (models.UserList, error)
+	Update(ctx context.Context, caller *services.Caller, id string, req models.UpdateUserRequest) (models.User, error)
+}
+
+// Resources is what the UI needs of the resources service (services.Resources).
+type Resources interface {
+	Namespaces(ctx context.Context, caller *services.Caller) (models.NamespaceList, error)
+	List(ctx context.Context, caller *services.Caller, namespace, kind string) (*unstructured.UnstructuredList, error)
+	Get(ctx context.Context, caller *services.Caller, namespace, kind, name string) (*unstructured.Unstructured, error)
+	Create(ctx context.Context, caller *services.Caller, namespace, kind string, body map[string]any) (*unstructured.Unstructured, error)
+	Update(ctx context.Context, caller *services.Caller, namespace, kind, name string, body map[string]any) (*unstructured.Unstructured, error)
+	Patch(ctx context.Context, caller *services.Caller, namespace, kind, name string, patch []byte) (*unstructured.Unstructured, error)
+	Delete(ctx context.Context, caller *services.Caller, namespace, kind, name string) error
+	RunBackup(ctx context.Context, caller *services.Caller, namespace, name string) (*unstructured.Unstructured, error)
+	Events(ctx context.Context, caller *services.Caller, namespace string) (*corev1.EventList, error)
+}
+
+// Permissions tells which controls to show: what the API server's RBAC lets the caller
+// do in a namespace. It only hides buttons; every action is still decided by the API
+// server when it is made.
+type Permissions interface {
+	Access(ctx context.Context, caller *services.Caller, namespace string) (Access, error)
+}
+
+// Options are the parts the UI works with; Register serves nothing without Accounts,
+// Resources and Permissions.
+type Options struct {
+	Accounts    Accounts
+	Resources   Resources
+	Permissions Permissions
+	// IPLimit and UserLimit are the API's own limiters, so that the UI and the API share
+	// one budget per client IP (log in, register) and per user (everything else).
+	IPLimit, UserLimit *ratelimit.Limiter
+	Metrics            *telemetry.Metrics
+	// SecureCookies marks cookies Secure even on plain HTTP requests, for a portal
+	// behind a TLS-terminating proxy. Requests that arrive over TLS always get them.
+	SecureCookies bool
+	// PollInterval is how often an open page refreshes its status, in milliseconds
+	// (3000 when zero).
+	PollInterval int
+	// Now is the clock ages are shown against (time.Now when nil).
+	Now func() time.Time
+}
+
+// UI serves the pages.
+type UI struct {
+	o     Options
+	pages map[string]pageTemplate
+}
+
+// Register serves the UI on r under Prefix, and redirects "/" to it.
+func Register(r *gin.Engine, o Options) error {
+	if o.Accounts == nil || o.Resources == nil || o.Permissions == nil {
+		return fmt.Errorf("ui: Accounts, Resources and Permissions are required")
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = 3000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return err
+	}
+	u := &UI{o: o, pages: pages}
+	static, err := fs.Sub(assets, "static")
+	if err != nil {
+		return fmt.Errorf("ui: static assets: %w", err)
+	}
+
+	r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusSeeOther, Prefix+"/") })
+	g := r.Group(Prefix, securityHeaders)
+	g.StaticFS("/static", http.FS(static))
+
+	perIP := u.rateLimit(o.IPLimit, "ip", middleware.ByClientIP)
+	g.GET("/login", u.csrfCookie, u.loginPage)
+	g.POST("/login", perIP, u.csrfCookie, u.checkCSRF, u.login)
+	g.GET("/register", u.csrfCookie, u.registerPage)
+	g.POST("/register", perIP, u.csrfCookie, u.checkCSRF, u.register)
+
+	a := g.Group("", u.session, u.rateLimit(o.UserLimit, "user", byUser), u.csrfCookie, u.checkCSRF)
+	a.POST("/logout", u.logout)
+	a.GET("/", u.home)
+	a.GET("/account", u.accountPage)
+	a.POST("/account/email", u.changeEmail)
+	a.POST("/account/password", u.changePassword)
+	a.POST("/account/logout-all", u.logoutAll)
+	a.GET("/users", u.usersPage)
+	a.POST("/users/:id", u.updateUser)
+
+	a.GET("/ns/:ns", u.namespacePage)
+	a.GET("/ns/:ns/:kind/new", u.newPage)
+	a.POST("/ns/:ns/:kind", u.create)
+	a.GET("/ns/:ns/:kind/:name/edit", u.editPage)
+	a.POST("/ns/:ns/:kind/:name/edit", u.update)
+	a.POST("/ns/:ns/:kind/:name/scale", u.scale)
+	a.POST("/ns/:ns/:kind/:name/pause", u.pause(true))
+	a.POST("/ns/:ns/:kind/:name/resume", u.pause(false))
+	a.GET("/ns/:ns/:kind/:name/delete", u.deletePage)
+	a.POST("/ns/:ns/:kind/:name/delete", u.remove)
+	a.POST("/ns/:ns/:kind/:name/run", u.runBackup)
+	return nil
+}
+
+// securityHeaders sets the headers every UI answer carries: scripts, styles and forms
+// from this origin only, no framing, no sniffing, and no caching of pages.
+func securityHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	if c.Request.Method != http.MethodGet || len(c.Request.URL.Path) < len(Prefix+"/static") || c.Request.URL.Path[:len(Prefix+"/static")] != Prefix+"/static" {
+		h.Set("Cache-Control", "no-store")
+	}
+	c.Next()
+}
+
+func (u *UI) rateLimit(l *ratelimit.Limiter, name string, key func(*gin.Context) string) gin.HandlerFunc {
+	if l == nil {
+		return func(c *gin.Context) { c.Next() }
+	}
+	m := u.o.Metrics
+	if m == nil {
+		m = telemetry.NewMetrics()
+	}
+	return middleware.RateLimit(l, name, key, m, func(c *gin.Context) {
+		u.render(c, http.StatusTooManyRequests, "error", page{Title: "Slow down",
+			Error: "Too many requests. Wait the number of seconds the Retry-After header gives, then try again."})
+	})
+}

@@ -1,0 +1,61 @@
+// Package portalenv runs the portal for end-to-end tests: built from the checkout,
+// under the RBAC of config/portal, as processes beside a clusterenv cluster, the way
+// `make run` and a real install run it.
+package portalenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/mooringhq/mooring/internal/devenv"
+	"github.com/mooringhq/mooring/internal/localcluster"
+	"github.com/mooringhq/mooring/internal/testutil/clusterenv"
+)
+
+// Env is the portal installed on a cluster, ready to start replicas.
+type Env struct {
+	// Bin is the portal built from the checkout; Kubeconfig and Config authenticate as
+	// the portal's ServiceAccount.
+	Bin, Kubeconfig string
+	Config          *rest.Config
+	// AdminPassword is the first admin's ("admin") password, in AdminPasswordFile.
+	AdminPassword, AdminPasswordFile string
+
+	cluster *clusterenv.Env
+}
+
+// Install builds cmd/mooring-portal, applies the user ClusterRoles and the portal's
+// RBAC, and writes the first admin's password file, all under the cluster's state
+// directory (kept when the package fails).
+func Install(ctx context.Context, e *clusterenv.Env, adminPassword string) (*Env, error) {
+	p := &Env{Bin: filepath.Join(e.StateDir, "mooring-portal"), AdminPassword: adminPassword, cluster: e,
+		AdminPasswordFile: filepath.Join(e.StateDir, "portal-admin-password")}
+	build := exec.CommandContext(ctx, "go", "build", "-o", p.Bin, "./cmd/mooring-portal")
+	build.Dir, build.Stdout, build.Stderr = e.Root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("build portal: %w", err)
+	}
+	var err error
+	if p.Kubeconfig, p.Config, err = devenv.InstallPortal(ctx, e.Config, e.Root, filepath.Join(e.BinDir, "kubectl"), e.StateDir); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(p.AdminPasswordFile, []byte(adminPassword+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Start runs one portal process on a free port of 127.0.0.1, logging to
+// <state>/<logName>, with the first admin and args; it returns once /readyz answers.
+// The caller stops it (it also dies with the test binary).
+func (p *Env) Start(ctx context.Context, logName string, args ...string) (*localcluster.Portal, error) {
+	return localcluster.StartPortal(ctx, localcluster.PortalOptions{
+		Binary: p.Bin, Kubeconfig: p.Kubeconfig, LogPath: filepath.Join(p.cluster.StateDir, logName),
+		Args: append([]string{"--namespace", devenv.PortalNamespace, "--admin-password-file", p.AdminPasswordFile}, args...),
+	})
+}
