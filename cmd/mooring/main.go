@@ -51,6 +51,7 @@ func main() {
 	flag.BoolVar(&webhookOpts.Cert.WriteFiles, "webhook-cert-write", false, "Write the certificate from its Secret into --webhook-cert-dir (for running outside a cluster, where no volume mounts the Secret).")
 	var traceRatio float64
 	flag.Float64Var(&traceRatio, "trace-sampling-ratio", 1, "Share (0-1) of new traces recorded when OTEL_EXPORTER_OTLP_ENDPOINT turns tracing on; spans with a sampled parent are always recorded.")
+	perf := bindPerformanceFlags(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse() // --kubeconfig is registered by controller-runtime's config package.
@@ -69,7 +70,9 @@ func main() {
 	if secureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	mgr, err := manager.New(ctrl.GetConfigOrDie(), ctrl.Options{
+	perf.apply(log)
+	mgr, err := manager.New(perf.restConfig(ctrl.GetConfigOrDie()), ctrl.Options{
+		PprofBindAddress:              perf.pprofAddr,
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        probeAddr,
 		LeaderElection:                leaderElect,
