@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +42,10 @@ type Scope[T Object] struct {
 	keepAll   bool
 	optional  *optionalKinds
 	onDemand  *onDemandWatches
+	writes    *ownWrites
+	// changes lists what this reconcile did to children ("Deployment web created"); the
+	// engine reports them in one event when the reconcile ends.
+	changes []change
 }
 
 // StartWatch starts the kind's on-demand watch of that name (Options.OnDemand) unless it
@@ -130,19 +133,26 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 		return err
 	}
 	liveObj := live.(client.Object)
-	exists := true
 	reader, err := s.liveReader(ctx, gvk)
 	if err != nil {
 		return err
 	}
+	exists := true
 	if err := reader.Get(ctx, client.ObjectKeyFromObject(desired), liveObj); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("get %s %s: %w", gvk.Kind, desired.GetName(), err)
 		}
 		exists = false
-		// The cache holds only labelled children. Before creating, make sure we are not
-		// about to take over an object of the same name that somebody else made.
-		if err := s.checkNotForeign(ctx, desired, gvk); err != nil {
+		created, err := s.create(ctx, gvk, desired, want)
+		if err != nil {
+			return err
+		}
+		if created {
+			s.written(gvk, desired, changeCreated)
+			return nil
+		}
+		// It exists and is ours; the cache has not seen it yet. Apply over it.
+		if err := s.upgradeOwnership(ctx, gvk, client.ObjectKeyFromObject(desired)); err != nil {
 			return err
 		}
 	}
@@ -163,6 +173,11 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 		if err := s.handOver(ctx, gvk, desired, want, have, o.handOvers); err != nil {
 			return err
 		}
+		if _, ok := liveObj.GetAnnotations()[FieldOwnershipAnnotation]; ok {
+			if err := s.upgradeOwnership(ctx, gvk, client.ObjectKeyFromObject(desired)); err != nil {
+				return err
+			}
+		}
 	}
 
 	u := &unstructured.Unstructured{Object: want}
@@ -173,14 +188,17 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, desired); err != nil {
 		return err
 	}
-	verb, reason := "updated", EventUpdated
-	if !exists {
-		verb, reason = "created", EventCreated
-	}
-	childWrites.WithLabelValues(gvk.Kind, verb).Inc()
-	s.Log.Info("Applied child", "kind", gvk.Kind, "child", klog.KObj(desired), "result", verb)
-	s.Event(corev1.EventTypeNormal, reason, "Apply", fmt.Sprintf("%s %s %s", gvk.Kind, desired.GetName(), verb))
+	s.written(gvk, desired, changeUpdated)
 	return nil
+}
+
+// written counts, logs and remembers a write of child obj, for the reconcile's event and
+// so that the watch event it causes does not queue the owner again.
+func (s *Scope[T]) written(gvk schema.GroupVersionKind, obj client.Object, verb string) {
+	s.writes.record(gvk, obj)
+	childWrites.WithLabelValues(gvk.Kind, verb).Inc()
+	s.Log.Info("Applied child", "kind", gvk.Kind, "child", klog.KObj(obj), "result", verb)
+	s.changes = append(s.changes, change{kind: gvk.Kind, name: obj.GetName(), verb: verb})
 }
 
 // ApplyOption changes how Apply applies one child.
@@ -273,25 +291,6 @@ func (s *Scope[T]) prepare(obj client.Object, gvk schema.GroupVersionKind) {
 	_ = controllerutil.SetControllerReference(s.Object, obj, s.scheme)
 }
 
-// checkNotForeign reads the object's metadata past the cache and fails when an object of
-// that name exists but is not controlled by the reconciled object.
-func (s *Scope[T]) checkNotForeign(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind) error {
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(gvk)
-	err := s.reader.Get(ctx, client.ObjectKeyFromObject(obj), meta)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("get %s %s: %w", gvk.Kind, obj.GetName(), err)
-	}
-	if !metav1.IsControlledBy(meta, s.Object) {
-		return fmt.Errorf("%s %s already exists and is not controlled by this %s; rename or delete it",
-			gvk.Kind, obj.GetName(), s.Object.GetObjectKind().GroupVersionKind().Kind)
-	}
-	return nil
-}
-
 // Delete removes a child the object controls, if it exists. It is for children whose
 // removal is a decision of the handler; children that are simply no longer applied are
 // pruned by the engine.
@@ -315,16 +314,16 @@ func (s *Scope[T]) deleteChild(ctx context.Context, obj client.Object, kind stri
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("delete %s %s: %w", kind, obj.GetName(), err)
 	}
-	childWrites.WithLabelValues(kind, "deleted").Inc()
+	childWrites.WithLabelValues(kind, changeDeleted).Inc()
 	s.Log.Info("Deleted child", "kind", kind, "child", klog.KObj(obj))
-	s.Event(corev1.EventTypeNormal, EventDeleted, "Delete", fmt.Sprintf("%s %s deleted", kind, obj.GetName()))
+	s.changes = append(s.changes, change{kind: kind, name: obj.GetName(), verb: changeDeleted})
 	return nil
 }
 
 // prune deletes children of the owned kinds that this reconcile did not apply: what a
 // removed field produced (a Service once the port is unset) goes away with it.
 func (s *Scope[T]) prune(ctx context.Context, owned []client.Object) error {
-	return s.pruneFrom(ctx, owned, func(schema.GroupVersionKind) client.Reader { return s.Client })
+	return s.pruneFrom(ctx, owned, true, func(schema.GroupVersionKind) client.Reader { return s.Client })
 }
 
 // pruneOptional prunes the optional kinds whose cache runs. One never found served has
@@ -336,10 +335,13 @@ func (s *Scope[T]) pruneOptional(ctx context.Context) error {
 	for gvk := range readers {
 		served = append(served, s.optional.kinds[gvk])
 	}
-	return s.pruneFrom(ctx, served, func(gvk schema.GroupVersionKind) client.Reader { return readers[gvk] })
+	return s.pruneFrom(ctx, served, false, func(gvk schema.GroupVersionKind) client.Reader { return readers[gvk] })
 }
 
-func (s *Scope[T]) pruneFrom(ctx context.Context, owned []client.Object, readerFor func(schema.GroupVersionKind) client.Reader) error {
+// pruneFrom lists the children of the owned kinds, through OwnerIndex when indexed (the
+// manager's cache) or else by label selector (an optional kind's own cache), and deletes
+// the ones this reconcile did not apply.
+func (s *Scope[T]) pruneFrom(ctx context.Context, owned []client.Object, indexed bool, readerFor func(schema.GroupVersionKind) client.Reader) error {
 	if s.keepAll {
 		return nil
 	}
@@ -358,7 +360,11 @@ func (s *Scope[T]) pruneFrom(ctx context.Context, owned []client.Object, readerF
 			ComponentLabel: s.component,
 			ManagedByLabel: ManagedBy,
 		}
-		if err := readerFor(gvk).List(ctx, list, client.InNamespace(s.Object.GetNamespace()), sel); err != nil {
+		opts := []client.ListOption{client.InNamespace(s.Object.GetNamespace()), sel}
+		if indexed {
+			opts = append(opts, ChildrenOf(s.component, s.Object.GetName()))
+		}
+		if err := readerFor(gvk).List(ctx, list, opts...); err != nil {
 			return fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		err = apimeta.EachListItem(list, func(o runtime.Object) error {
