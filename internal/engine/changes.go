@@ -26,13 +26,20 @@ func (s *Scope[T]) reportChanges() {
 	if len(s.changes) == 0 {
 		return
 	}
+	reason, action, note := summarize(s.changes)
+	s.Event(corev1.EventTypeNormal, reason, action, note)
+	s.changes = nil
+}
+
+// summarize turns a reconcile's changes into one event's reason, action and note.
+func summarize(changes []change) (reason, action, note string) {
 	verbs := map[string]bool{}
-	parts := make([]string, 0, len(s.changes))
-	for _, c := range s.changes {
+	parts := make([]string, 0, len(changes))
+	for _, c := range changes {
 		verbs[c.verb] = true
 		parts = append(parts, c.kind+" "+c.name+" "+c.verb)
 	}
-	reason, action := EventUpdated, "Apply"
+	reason, action = EventUpdated, "Apply"
 	if len(verbs) == 1 {
 		switch {
 		case verbs[changeCreated]:
@@ -41,10 +48,9 @@ func (s *Scope[T]) reportChanges() {
 			reason, action = EventDeleted, "Delete"
 		}
 	}
-	note := strings.Join(parts, ", ") + "."
+	note = strings.Join(parts, ", ") + "."
 	if len(note) > maxEventNote {
 		note = note[:maxEventNote-3] + "..."
 	}
-	s.Event(corev1.EventTypeNormal, reason, action, note)
-	s.changes = nil
+	return reason, action, note
 }

@@ -45,14 +45,17 @@ func (s *Scope[T]) create(ctx context.Context, gvk schema.GroupVersionKind, desi
 	annotations := obj.GetAnnotations()
 	annotations[FieldOwnershipAnnotation] = fieldOwnershipCreated
 	obj.SetAnnotations(annotations)
+	s.writes.expectCreate(gvk, obj)
 	err = s.Client.Create(ctx, obj, client.FieldOwner(FieldOwner))
+	if err != nil {
+		s.writes.forget(gvk, obj)
+	}
 	if apierrors.IsAlreadyExists(err) {
 		return false, s.checkNotForeign(ctx, desired, gvk)
 	}
 	if err != nil {
 		return false, fmt.Errorf("create %s %s: %w", gvk.Kind, desired.GetName(), err)
 	}
-	s.writes.record(gvk, obj)
 	// desired becomes the live child, as after an apply.
 	reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(obj).Elem())
 	return true, nil

@@ -39,15 +39,32 @@ const ownWriteTTL = 2 * time.Minute
 
 func newOwnWrites() *ownWrites { return &ownWrites{pending: map[writeKey]ownWrite{}} }
 
+// expectCreate notes, before the create is sent, that obj is about to be created: the
+// watch event of a create may reach the informer before the create's response reaches
+// the reconcile. Any create event of that name matches; forget it if the create fails.
+func (w *ownWrites) expectCreate(gvk schema.GroupVersionKind, obj client.Object) {
+	w.add(gvk, obj, anyCreate)
+}
+
+// anyCreate as the expected resourceVersion matches the create event of the object.
+const anyCreate = ""
+
 // record notes that obj, of kind gvk, was just written with obj's resourceVersion.
 func (w *ownWrites) record(gvk schema.GroupVersionKind, obj client.Object) {
-	if w == nil || obj.GetResourceVersion() == "" {
+	if obj.GetResourceVersion() == "" {
+		return
+	}
+	w.add(gvk, obj, obj.GetResourceVersion())
+}
+
+func (w *ownWrites) add(gvk schema.GroupVersionKind, obj client.Object, resourceVersion string) {
+	if w == nil {
 		return
 	}
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.pending[writeKey{gvk, obj.GetNamespace(), obj.GetName()}] = ownWrite{obj.GetResourceVersion(), now}
+	w.pending[writeKey{gvk, obj.GetNamespace(), obj.GetName()}] = ownWrite{resourceVersion, now}
 	if len(w.pending)%1024 == 0 {
 		for k, e := range w.pending {
 			if now.Sub(e.at) > ownWriteTTL {
@@ -57,14 +74,14 @@ func (w *ownWrites) record(gvk schema.GroupVersionKind, obj client.Object) {
 	}
 }
 
-// expected reports whether obj, as an event delivers it, is exactly a write of ours, and
-// forgets that write.
-func (w *ownWrites) expected(gvk schema.GroupVersionKind, obj client.Object) bool {
+// expected reports whether obj, as an event delivers it, is exactly a write of ours (for
+// a create event: any create we announced), and forgets that write.
+func (w *ownWrites) expected(gvk schema.GroupVersionKind, obj client.Object, create bool) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	k := writeKey{gvk, obj.GetNamespace(), obj.GetName()}
 	e, ok := w.pending[k]
-	if !ok || e.resourceVersion != obj.GetResourceVersion() {
+	if !ok || (e.resourceVersion != obj.GetResourceVersion() && !(create && e.resourceVersion == anyCreate)) {
 		return false
 	}
 	delete(w.pending, k)
@@ -88,14 +105,14 @@ type childHandler struct {
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 func (h *childHandler) Create(ctx context.Context, e event.CreateEvent, q queue) {
-	if h.writes.expected(h.gvk, e.Object) {
+	if h.writes.expected(h.gvk, e.Object, true) {
 		return
 	}
 	h.owner.Create(ctx, e, q)
 }
 
 func (h *childHandler) Update(ctx context.Context, e event.UpdateEvent, q queue) {
-	if h.writes.expected(h.gvk, e.ObjectNew) {
+	if h.writes.expected(h.gvk, e.ObjectNew, false) {
 		return
 	}
 	h.owner.Update(ctx, e, q)

@@ -148,7 +148,7 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 			return err
 		}
 		if created {
-			s.written(gvk, desired, changeCreated)
+			s.written(gvk, desired, changeCreated, false)
 			return nil
 		}
 		// It exists and is ours; the cache has not seen it yet. Apply over it.
@@ -188,14 +188,17 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, desired); err != nil {
 		return err
 	}
-	s.written(gvk, desired, changeUpdated)
+	s.written(gvk, desired, changeUpdated, true)
 	return nil
 }
 
 // written counts, logs and remembers a write of child obj, for the reconcile's event and
-// so that the watch event it causes does not queue the owner again.
-func (s *Scope[T]) written(gvk schema.GroupVersionKind, obj client.Object, verb string) {
-	s.writes.record(gvk, obj)
+// (with expect) so that the watch event it causes does not queue the owner again; a
+// create announced itself before it was sent.
+func (s *Scope[T]) written(gvk schema.GroupVersionKind, obj client.Object, verb string, expect bool) {
+	if expect {
+		s.writes.record(gvk, obj)
+	}
 	childWrites.WithLabelValues(gvk.Kind, verb).Inc()
 	s.Log.Info("Applied child", "kind", gvk.Kind, "child", klog.KObj(obj), "result", verb)
 	s.changes = append(s.changes, change{kind: gvk.Kind, name: obj.GetName(), verb: verb})
