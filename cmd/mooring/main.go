@@ -39,7 +39,7 @@ func main() {
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader (lease \"mooring.dev\") so only one replica reconciles at a time.")
 	flag.StringVar(&leaderNS, "leader-election-namespace", "", "Namespace of the leader election lease; required outside a cluster when --leader-elect is set.")
-	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "Objects of each kind reconciled in parallel.")
+	flag.IntVar(&concurrency, "max-concurrent-reconciles", 16, "Objects of each kind reconciled in parallel; a reconcile mostly waits for the API server, so more than the CPUs (docs/performance.md).")
 	flag.DurationVar(&shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "How long in-flight reconciles may take to finish on SIGTERM.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port the webhook server (admission and conversion) listens on.")
 	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; all interfaces when empty.")

@@ -28,6 +28,8 @@ common=(
   --manager-arg=--webhook-port={{WEBHOOK_PORT}} --manager-arg=--webhook-host=127.0.0.1
   --manager-arg=--webhook-cert-dir={{WORKDIR}}/certs --manager-arg=--webhook-cert-write
   --manager-arg=--webhook-dns-name=localhost --manager-arg=--webhook-secret-namespace=default
+  --manager-arg=--pprof-bind-address={{PPROF_ADDR}}
+  --gc-url 'http://{{PPROF_ADDR}}/debug/pprof/heap?gc=1' --pprof-url 'http://{{PPROF_ADDR}}/debug/pprof'
   --ready '{.status.observedGeneration}={.metadata.generation}'
   --quiet
 )
