@@ -3,7 +3,9 @@
 #   hack/bench/run.sh bench        1000 and 100 CacheInstances, and 1000 with unrelated objects
 #   hack/bench/run.sh fleet        10,000 Apps over 10 namespaces, restart re-check, churn
 # Environment: MOORING (operator binary, default bin/mooring), OUT (results directory,
-# default bin/bench), N_CACHE (1000), N_FLEET (10000), IDLE (60s), OPBENCH_ARGS (extra flags).
+# default bin/bench), N_CACHE (1000), N_FLEET (10000), IDLE (60s), PROFILE (seconds of CPU
+# profile of kube-apiserver and the operator from the first create; off by default, as it
+# costs CPU), OPBENCH_ARGS (extra flags).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,7 +51,7 @@ run() { # name, flags...
   echo "== $name" >&2
   rm -rf "$out/$name"
   # Exit status 3 (not converged) still writes the JSON the table reports.
-  "$opbench" "${common[@]}" "$@" ${OPBENCH_ARGS:-} --workdir "$out/$name" --out "$out/$name.json" >&2 || [ $? -eq 3 ]
+  "$opbench" "${common[@]}" "$@" ${PROFILE:+--profile-seconds "$PROFILE"} ${OPBENCH_ARGS:-} --workdir "$out/$name" --out "$out/$name.json" >&2 || [ $? -eq 3 ]
   results+=("$out/$name.json")
 }
 

@@ -164,3 +164,48 @@ func notes(es []eventsv1.Event) []string {
 	}
 	return out
 }
+
+// A child the App controls but that Mooring's cache cannot see (its labels were removed by
+// hand) makes the create fail with AlreadyExists; the engine finds it is the App's own and
+// applies over it, which puts the labels and the desired spec back.
+func TestOwnChildOutsideTheCacheIsAppliedOver(t *testing.T) {
+	ns := env.Namespace(t)
+	a := createApp(t, ns, "unlabelled", func(a *mooringv1.App) {
+		a.Spec.Port = ptr.To[int32](8080)
+		a.Annotations = map[string]string{engine.PausedAnnotation: "true"}
+	})
+	key := client.ObjectKeyFromObject(a)
+	if err := env.Client.Get(ctx, key, a); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "unlabelled", Namespace: ns, OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: mooringv1.GroupVersion.String(), Kind: "App", Name: a.Name, UID: a.UID,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+		}}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "legacy", Port: 1234}}},
+	}
+	if err := env.Client.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	updateApp(t, key, func(a *mooringv1.App) { delete(a.Annotations, engine.PausedAnnotation) })
+	// The port the test's own create set stays: server-side apply leaves another
+	// manager's fields alone.
+	testutil.WaitFor(t, env.Client, key, &corev1.Service{}, "the App's own Service labelled and applied over", func(s *corev1.Service) error {
+		ports := map[int32]bool{}
+		for _, p := range s.Spec.Ports {
+			ports[p.Port] = true
+		}
+		if s.Labels[engine.ManagedByLabel] != engine.ManagedBy || !ports[8080] {
+			return fmt.Errorf("labels %v ports %v", s.Labels, s.Spec.Ports)
+		}
+		return nil
+	})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "App reconciled without an error", func(a *mooringv1.App) error {
+		ready := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionReady)
+		if a.Status.ObservedGeneration != a.Generation || ready == nil || ready.Reason == engine.ReasonReconcileError {
+			return fmt.Errorf("observedGeneration %d/%d Ready %+v", a.Status.ObservedGeneration, a.Generation, ready)
+		}
+		return nil
+	})
+}
