@@ -64,11 +64,12 @@ func (c *config) completeExtras() error {
 // memRes is the operator's Go heap (go_memstats_heap_alloc_bytes, after a GC when
 // --gc-url is set) at the phase edges.
 type memRes struct {
-	AfterGC             bool    `json:"after_gc"`
-	HeapBeforeLoad      float64 `json:"heap_before_load_bytes"`
-	HeapConverged       float64 `json:"heap_converged_bytes"`
-	HeapAfterIdle       float64 `json:"heap_after_idle_bytes,omitempty"`
-	CachedObjects       int     `json:"cached_objects"`
+	AfterGC        bool    `json:"after_gc"`
+	HeapBeforeLoad float64 `json:"heap_before_load_bytes"`
+	HeapConverged  float64 `json:"heap_converged_bytes"`
+	HeapAfterIdle  float64 `json:"heap_after_idle_bytes,omitempty"`
+	CachedObjects  int     `json:"cached_objects"`
+	// (heap after idle, or at convergence without idle, - heap before load) / cached objects
 	HeapPerCachedObject float64 `json:"heap_per_cached_object_bytes"`
 	Background          string  `json:"background,omitempty"`
 }

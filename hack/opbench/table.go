@@ -63,8 +63,16 @@ func row(name string, r *result) string {
 	}
 	cols = append(cols, fmt.Sprintf("%.1f", float64(rss)/1024), fmt.Sprintf("%.1f", float64(hwm)/1024))
 	heap := "-"
-	if m := r.Memory; m != nil && m.HeapPerCachedObject > 0 {
-		heap = fmt.Sprintf("%.0f", m.HeapPerCachedObject)
+	if m := r.Memory; m != nil && m.CachedObjects > 0 {
+		// After the idle window when there was one: at convergence the operator may still
+		// be working through its queue, and that garbage is not what the cache costs.
+		after := m.HeapAfterIdle
+		if after == 0 {
+			after = m.HeapConverged
+		}
+		if after > 0 {
+			heap = fmt.Sprintf("%.0f", (after-m.HeapBeforeLoad)/float64(m.CachedObjects))
+		}
 	}
 	churn := "-"
 	if c := r.Churn; c != nil {
