@@ -102,8 +102,9 @@ func (s *Scope[T]) Event(eventType, reason, action, message string) {
 // holds the live child (its status included), whether or not a write was needed.
 //
 // The engine sets the child's namespace, standard labels and controller owner reference.
-// The child is compared with its cached copy first: when every field Mooring sets already
-// has the desired value (and the spec hash of what Mooring last applied is unchanged, which
+// A child the cache does not have is created with a plain create (create.go). An existing
+// one is compared with its cached copy: when every field Mooring sets already has the
+// desired value (and the spec hash of what Mooring last applied is unchanged, which
 // catches fields removed from the desired object) nothing is sent. Otherwise the child is
 // server-side applied with field owner "mooring", forcing ownership of the fields Mooring
 // sets, which puts back hand-edited values.
@@ -128,58 +129,69 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 	unstructured.SetNestedField(want, hash, "metadata", "annotations", SpecHashAnnotation) //nolint:errcheck // metadata is a map we built
 	s.applied[childKey{gvk, desired.GetName()}] = struct{}{}
 
-	live, err := s.scheme.New(gvk)
+	liveObj, found, err := s.live(ctx, gvk, desired)
 	if err != nil {
 		return err
 	}
-	liveObj := live.(client.Object)
-	reader, err := s.liveReader(ctx, gvk)
-	if err != nil {
-		return err
-	}
-	exists := true
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(desired), liveObj); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("get %s %s: %w", gvk.Kind, desired.GetName(), err)
-		}
-		exists = false
+	if !found {
 		created, err := s.create(ctx, gvk, desired, want)
-		if err != nil {
+		if err != nil || created {
 			return err
-		}
-		if created {
-			s.written(gvk, desired, changeCreated, false)
-			return nil
 		}
 		// It exists and is ours; the cache has not seen it yet. Apply over it.
 		if err := s.upgradeOwnership(ctx, gvk, client.ObjectKeyFromObject(desired)); err != nil {
 			return err
 		}
+		return s.apply(ctx, gvk, desired, want)
 	}
-	if exists {
-		if !metav1.IsControlledBy(liveObj, s.Object) {
-			return fmt.Errorf("%s %s already exists and is not controlled by %s %s; rename or delete it",
-				gvk.Kind, desired.GetName(), s.Object.GetObjectKind().GroupVersionKind().Kind, s.Object.GetName())
-		}
-		have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveObj)
-		if err != nil {
+	if !metav1.IsControlledBy(liveObj, s.Object) {
+		return fmt.Errorf("%s %s already exists and is not controlled by %s %s; rename or delete it",
+			gvk.Kind, desired.GetName(), s.Object.GetObjectKind().GroupVersionKind().Kind, s.Object.GetName())
+	}
+	have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveObj)
+	if err != nil {
+		return err
+	}
+	if isSubset(want, have) {
+		childWrites.WithLabelValues(gvk.Kind, "skipped").Inc()
+		reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
+		return nil
+	}
+	if err := s.handOver(ctx, gvk, desired, want, have, o.handOvers); err != nil {
+		return err
+	}
+	if _, ok := liveObj.GetAnnotations()[FieldOwnershipAnnotation]; ok {
+		if err := s.upgradeOwnership(ctx, gvk, client.ObjectKeyFromObject(desired)); err != nil {
 			return err
 		}
-		if isSubset(want, have) {
-			childWrites.WithLabelValues(gvk.Kind, "skipped").Inc()
-			reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
-			return nil
-		}
-		if err := s.handOver(ctx, gvk, desired, want, have, o.handOvers); err != nil {
-			return err
-		}
-		if _, ok := liveObj.GetAnnotations()[FieldOwnershipAnnotation]; ok {
-			if err := s.upgradeOwnership(ctx, gvk, client.ObjectKeyFromObject(desired)); err != nil {
-				return err
-			}
-		}
 	}
+	return s.apply(ctx, gvk, desired, want)
+}
 
+// live reads the cached copy of the child desired names; found is false when the cache
+// has none.
+func (s *Scope[T]) live(ctx context.Context, gvk schema.GroupVersionKind, desired client.Object) (obj client.Object, found bool, err error) {
+	live, err := s.scheme.New(gvk)
+	if err != nil {
+		return nil, false, err
+	}
+	obj = live.(client.Object)
+	reader, err := s.liveReader(ctx, gvk)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(desired), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("get %s %s: %w", gvk.Kind, desired.GetName(), err)
+	}
+	return obj, true, nil
+}
+
+// apply server-side applies want, forcing Mooring's ownership, and leaves the live child
+// in desired.
+func (s *Scope[T]) apply(ctx context.Context, gvk schema.GroupVersionKind, desired client.Object, want map[string]any) error {
 	u := &unstructured.Unstructured{Object: want}
 	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
