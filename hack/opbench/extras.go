@@ -61,6 +61,37 @@ func (c *config) completeExtras() error {
 	return nil
 }
 
+// converge runs the load, the idle window and the churn phase, reading the operator's
+// heap at their edges and taking CPU profiles during the load.
+func (b *bench) converge(ctx context.Context, pre opStats) error {
+	m := b.res.Memory
+	m.HeapBeforeLoad = b.heap()
+	profiles := b.profile(ctx)
+	defer profiles.Wait()
+	conv, err := b.load(ctx, pre)
+	if err != nil {
+		return err
+	}
+	m.HeapConverged = b.heap()
+	if m.HeapConverged > 0 {
+		m.HeapPerCachedObject = round3((m.HeapConverged - m.HeapBeforeLoad) / float64(m.CachedObjects))
+	}
+	if !b.res.Load.Converged {
+		return nil
+	}
+	if b.c.idle > 0 {
+		if err := b.idle(ctx, conv); err != nil {
+			return err
+		}
+		if m.HeapConverged > 0 {
+			m.HeapAfterIdle = b.heap()
+			m.HeapPerCachedObject = round3((m.HeapAfterIdle - m.HeapBeforeLoad) / float64(m.CachedObjects))
+		}
+	}
+	profiles.Wait()
+	return b.churn(ctx)
+}
+
 // memRes is the operator's Go heap (go_memstats_heap_alloc_bytes, after a GC when
 // --gc-url is set) at the phase edges.
 type memRes struct {

@@ -81,7 +81,11 @@ func (w *ownWrites) expected(gvk schema.GroupVersionKind, obj client.Object, cre
 	defer w.mu.Unlock()
 	k := writeKey{gvk, obj.GetNamespace(), obj.GetName()}
 	e, ok := w.pending[k]
-	if !ok || (e.resourceVersion != obj.GetResourceVersion() && !(create && e.resourceVersion == anyCreate)) {
+	if !ok {
+		return false
+	}
+	ours := e.resourceVersion == obj.GetResourceVersion() || (create && e.resourceVersion == anyCreate)
+	if !ours {
 		return false
 	}
 	delete(w.pending, k)
