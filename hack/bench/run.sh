@@ -20,16 +20,24 @@ mkdir -p "$out"
 go build -o "$root/bin/opbench" "$root/hack/opbench"
 opbench=$root/bin/opbench
 
-# The operator as a user would run it outside a cluster, with ports opbench picks. Its
-# webhook server serves a self-made certificate for localhost; envtest calls no webhook.
+# A serving certificate for the webhook server. envtest has no webhook configurations
+# and calls no webhook, so Mooring's own certificate rotation (which injects its CA into
+# them) is left out: it fails without them and, after its retries, stops the manager.
+certs=$out/webhook-certs
+if [ ! -s "$certs/tls.crt" ]; then
+  mkdir -p "$certs"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj /CN=localhost \
+    -addext subjectAltName=DNS:localhost -keyout "$certs/tls.key" -out "$certs/tls.crt" 2>/dev/null
+fi
+
+# The operator as a user would run it outside a cluster, with ports opbench picks.
 common=(
   --assets "$assets" --crds "$root/config/crd/bases" --manager "$mooring"
   --manager-arg=--kubeconfig={{KUBECONFIG}}
   --manager-arg=--metrics-bind-address={{METRICS_ADDR}}
   --manager-arg=--health-probe-bind-address={{PROBE_ADDR}}
   --manager-arg=--webhook-port={{WEBHOOK_PORT}} --manager-arg=--webhook-host=127.0.0.1
-  --manager-arg=--webhook-cert-dir={{WORKDIR}}/certs --manager-arg=--webhook-cert-write
-  --manager-arg=--webhook-dns-name=localhost --manager-arg=--webhook-secret-namespace=default
+  --manager-arg=--webhook-cert-management=external --manager-arg=--webhook-cert-dir="$certs"
   --manager-arg=--pprof-bind-address={{PPROF_ADDR}}
   --gc-url 'http://{{PPROF_ADDR}}/debug/pprof/heap?gc=1' --pprof-url 'http://{{PPROF_ADDR}}/debug/pprof'
   --ready '{.status.observedGeneration}={.metadata.generation}'
