@@ -39,7 +39,7 @@ func main() {
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address the /healthz and /readyz probes bind to.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader (lease \"mooring.dev\") so only one replica reconciles at a time.")
 	flag.StringVar(&leaderNS, "leader-election-namespace", "", "Namespace of the leader election lease; required outside a cluster when --leader-elect is set.")
-	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "Objects of each kind reconciled in parallel.")
+	flag.IntVar(&concurrency, "max-concurrent-reconciles", 16, "Objects of each kind reconciled in parallel; a reconcile mostly waits for the API server, so more than the CPUs (docs/performance.md).")
 	flag.DurationVar(&shutdownTimeout, "graceful-shutdown-timeout", 30*time.Second, "How long in-flight reconciles may take to finish on SIGTERM.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "Port the webhook server (admission and conversion) listens on.")
 	flag.StringVar(&webhookHost, "webhook-host", "", "Address the webhook server binds to; all interfaces when empty.")
@@ -51,6 +51,7 @@ func main() {
 	flag.BoolVar(&webhookOpts.Cert.WriteFiles, "webhook-cert-write", false, "Write the certificate from its Secret into --webhook-cert-dir (for running outside a cluster, where no volume mounts the Secret).")
 	var traceRatio float64
 	flag.Float64Var(&traceRatio, "trace-sampling-ratio", 1, "Share (0-1) of new traces recorded when OTEL_EXPORTER_OTLP_ENDPOINT turns tracing on; spans with a sampled parent are always recorded.")
+	perf := bindPerformanceFlags(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse() // --kubeconfig is registered by controller-runtime's config package.
@@ -69,7 +70,9 @@ func main() {
 	if secureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	mgr, err := manager.New(ctrl.GetConfigOrDie(), ctrl.Options{
+	perf.apply(log)
+	mgr, err := manager.New(perf.restConfig(ctrl.GetConfigOrDie()), ctrl.Options{
+		PprofBindAddress:              perf.pprofAddr,
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        probeAddr,
 		LeaderElection:                leaderElect,

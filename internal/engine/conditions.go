@@ -33,7 +33,14 @@ const (
 	// SpecHashAnnotation on a child holds a hash of what Mooring last applied to it, so a
 	// spec change (including a removed field) is noticed without a server round trip.
 	SpecHashAnnotation = "mooring.dev/spec-hash"
+	// FieldOwnershipAnnotation marks a child Mooring created with a plain create, whose
+	// fields are therefore recorded under an Update entry of managedFields; the next apply
+	// converts that entry into Mooring's Apply entry and removes the annotation (create.go).
+	FieldOwnershipAnnotation = "mooring.dev/field-ownership"
 )
+
+// fieldOwnershipCreated is FieldOwnershipAnnotation's value on a created child.
+const fieldOwnershipCreated = "created"
 
 // Event reasons (CamelCase, as kubectl shows them).
 const (

@@ -3,7 +3,10 @@
 // Every Mooring kind (App, CacheInstance, DatabaseCluster, Backup) plugs into the same
 // skeleton through a Handler: the engine fetches the object, honours the pause annotation,
 // adds and removes the kind's finalizer, validates, lets the handler sync its children
-// through a Scope (server-side apply under one field owner, skipped when the live child
-// already matches), deletes children that are no longer desired, and writes status once,
-// at the end, only when it changed. A converged object therefore costs no API writes.
+// through a Scope (a plain create for a missing child, server-side apply under one field
+// owner for a changed one, nothing when the live child already matches), deletes children
+// that are no longer desired, records one event for what changed, and writes status once,
+// at the end, only when it changed. A converged object therefore costs no API writes, and
+// a new one costs one write per child, one status write and one event
+// (docs/performance.md).
 package engine

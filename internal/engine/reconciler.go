@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	ctrlhandler "sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -39,6 +40,7 @@ type Reconciler[T Object] struct {
 	kind     string
 	optional *optionalKinds
 	onDemand *onDemandWatches
+	writes   *ownWrites
 }
 
 // Options configure a Reconciler.
@@ -77,6 +79,7 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 		owns:      opts.Owns,
 		optional:  optional,
 		onDemand:  newOnDemandWatches(opts.OnDemand),
+		writes:    newOwnWrites(),
 	}
 	gvk, err := apiutil.GVKForObject(handler.NewObject(), mgr.GetScheme())
 	if err != nil {
@@ -90,8 +93,14 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 		For(handler.NewObject(), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, opts.MaxConcurrentReconciles)})
+	owner := ctrlhandler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), handler.NewObject(), ctrlhandler.OnlyControllerOwner())
 	for _, o := range opts.Owns {
-		b = b.Owns(o)
+		ogvk, err := apiutil.GVKForObject(o, mgr.GetScheme())
+		if err != nil {
+			return fmt.Errorf("kind of %T: %w", o, err)
+		}
+		// Like Owns, but the events of the reconcile's own writes queue nothing.
+		b = b.Watches(o, &childHandler{gvk: ogvk, writes: r.writes, owner: owner})
 	}
 	for _, e := range extend {
 		e(b)
@@ -119,11 +128,14 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 		Object: obj, Client: r.client, Log: log,
 		reader: r.reader, scheme: r.client.Scheme(), recorder: r.recorder,
 		component: r.component, applied: map[childKey]struct{}{}, optional: r.optional, onDemand: r.onDemand,
+		writes: r.writes,
 	}
 	before := obj.DeepCopyObject().(T)
 
 	// One status write per reconcile, whatever the exit path, and none when nothing changed.
 	defer func() {
+		// What was done is reported even when the reconcile failed half-way.
+		s.reportChanges()
 		if retErr != nil {
 			r.markFailed(s, retErr)
 			// A spec problem is the user's to fix: report it, do not retry in a loop.

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +42,10 @@ type Scope[T Object] struct {
 	keepAll   bool
 	optional  *optionalKinds
 	onDemand  *onDemandWatches
+	writes    *ownWrites
+	// changes lists what this reconcile did to children ("Deployment web created"); the
+	// engine reports them in one event when the reconcile ends.
+	changes []change
 }
 
 // StartWatch starts the kind's on-demand watch of that name (Options.OnDemand) unless it
@@ -99,8 +102,9 @@ func (s *Scope[T]) Event(eventType, reason, action, message string) {
 // holds the live child (its status included), whether or not a write was needed.
 //
 // The engine sets the child's namespace, standard labels and controller owner reference.
-// The child is compared with its cached copy first: when every field Mooring sets already
-// has the desired value (and the spec hash of what Mooring last applied is unchanged, which
+// A child the cache does not have is created with a plain create (create.go). An existing
+// one is compared with its cached copy: when every field Mooring sets already has the
+// desired value (and the spec hash of what Mooring last applied is unchanged, which
 // catches fields removed from the desired object) nothing is sent. Otherwise the child is
 // server-side applied with field owner "mooring", forcing ownership of the fields Mooring
 // sets, which puts back hand-edited values.
@@ -125,46 +129,69 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 	unstructured.SetNestedField(want, hash, "metadata", "annotations", SpecHashAnnotation) //nolint:errcheck // metadata is a map we built
 	s.applied[childKey{gvk, desired.GetName()}] = struct{}{}
 
+	liveObj, found, err := s.live(ctx, gvk, desired)
+	if err != nil {
+		return err
+	}
+	if !found {
+		created, err := s.create(ctx, gvk, desired, want)
+		if err != nil || created {
+			return err
+		}
+		// It exists and is ours; the cache has not seen it yet. Apply over it.
+		if err := s.upgradeOwnership(ctx, gvk, client.ObjectKeyFromObject(desired)); err != nil {
+			return err
+		}
+		return s.apply(ctx, gvk, desired, want)
+	}
+	if !metav1.IsControlledBy(liveObj, s.Object) {
+		return fmt.Errorf("%s %s already exists and is not controlled by %s %s; rename or delete it",
+			gvk.Kind, desired.GetName(), s.Object.GetObjectKind().GroupVersionKind().Kind, s.Object.GetName())
+	}
+	have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveObj)
+	if err != nil {
+		return err
+	}
+	if isSubset(want, have) {
+		childWrites.WithLabelValues(gvk.Kind, "skipped").Inc()
+		reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
+		return nil
+	}
+	if err := s.handOver(ctx, gvk, desired, want, have, o.handOvers); err != nil {
+		return err
+	}
+	if _, ok := liveObj.GetAnnotations()[FieldOwnershipAnnotation]; ok {
+		if err := s.upgradeOwnership(ctx, gvk, client.ObjectKeyFromObject(desired)); err != nil {
+			return err
+		}
+	}
+	return s.apply(ctx, gvk, desired, want)
+}
+
+// live reads the cached copy of the child desired names; found is false when the cache
+// has none.
+func (s *Scope[T]) live(ctx context.Context, gvk schema.GroupVersionKind, desired client.Object) (obj client.Object, found bool, err error) {
 	live, err := s.scheme.New(gvk)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	liveObj := live.(client.Object)
-	exists := true
+	obj = live.(client.Object)
 	reader, err := s.liveReader(ctx, gvk)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(desired), liveObj); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("get %s %s: %w", gvk.Kind, desired.GetName(), err)
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(desired), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
 		}
-		exists = false
-		// The cache holds only labelled children. Before creating, make sure we are not
-		// about to take over an object of the same name that somebody else made.
-		if err := s.checkNotForeign(ctx, desired, gvk); err != nil {
-			return err
-		}
+		return nil, false, fmt.Errorf("get %s %s: %w", gvk.Kind, desired.GetName(), err)
 	}
-	if exists {
-		if !metav1.IsControlledBy(liveObj, s.Object) {
-			return fmt.Errorf("%s %s already exists and is not controlled by %s %s; rename or delete it",
-				gvk.Kind, desired.GetName(), s.Object.GetObjectKind().GroupVersionKind().Kind, s.Object.GetName())
-		}
-		have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveObj)
-		if err != nil {
-			return err
-		}
-		if isSubset(want, have) {
-			childWrites.WithLabelValues(gvk.Kind, "skipped").Inc()
-			reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
-			return nil
-		}
-		if err := s.handOver(ctx, gvk, desired, want, have, o.handOvers); err != nil {
-			return err
-		}
-	}
+	return obj, true, nil
+}
 
+// apply server-side applies want, forcing Mooring's ownership, and leaves the live child
+// in desired.
+func (s *Scope[T]) apply(ctx context.Context, gvk schema.GroupVersionKind, desired client.Object, want map[string]any) error {
 	u := &unstructured.Unstructured{Object: want}
 	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
@@ -173,14 +200,20 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, desired); err != nil {
 		return err
 	}
-	verb, reason := "updated", EventUpdated
-	if !exists {
-		verb, reason = "created", EventCreated
+	s.written(gvk, desired, changeUpdated, true)
+	return nil
+}
+
+// written counts, logs and remembers a write of child obj, for the reconcile's event and
+// (with expect) so that the watch event it causes does not queue the owner again; a
+// create announced itself before it was sent.
+func (s *Scope[T]) written(gvk schema.GroupVersionKind, obj client.Object, verb string, expect bool) {
+	if expect {
+		s.writes.record(gvk, obj)
 	}
 	childWrites.WithLabelValues(gvk.Kind, verb).Inc()
-	s.Log.Info("Applied child", "kind", gvk.Kind, "child", klog.KObj(desired), "result", verb)
-	s.Event(corev1.EventTypeNormal, reason, "Apply", fmt.Sprintf("%s %s %s", gvk.Kind, desired.GetName(), verb))
-	return nil
+	s.Log.Info("Applied child", "kind", gvk.Kind, "child", klog.KObj(obj), "result", verb)
+	s.changes = append(s.changes, change{kind: gvk.Kind, name: obj.GetName(), verb: verb})
 }
 
 // ApplyOption changes how Apply applies one child.
@@ -273,25 +306,6 @@ func (s *Scope[T]) prepare(obj client.Object, gvk schema.GroupVersionKind) {
 	_ = controllerutil.SetControllerReference(s.Object, obj, s.scheme)
 }
 
-// checkNotForeign reads the object's metadata past the cache and fails when an object of
-// that name exists but is not controlled by the reconciled object.
-func (s *Scope[T]) checkNotForeign(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind) error {
-	meta := &metav1.PartialObjectMetadata{}
-	meta.SetGroupVersionKind(gvk)
-	err := s.reader.Get(ctx, client.ObjectKeyFromObject(obj), meta)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("get %s %s: %w", gvk.Kind, obj.GetName(), err)
-	}
-	if !metav1.IsControlledBy(meta, s.Object) {
-		return fmt.Errorf("%s %s already exists and is not controlled by this %s; rename or delete it",
-			gvk.Kind, obj.GetName(), s.Object.GetObjectKind().GroupVersionKind().Kind)
-	}
-	return nil
-}
-
 // Delete removes a child the object controls, if it exists. It is for children whose
 // removal is a decision of the handler; children that are simply no longer applied are
 // pruned by the engine.
@@ -315,16 +329,16 @@ func (s *Scope[T]) deleteChild(ctx context.Context, obj client.Object, kind stri
 	if client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("delete %s %s: %w", kind, obj.GetName(), err)
 	}
-	childWrites.WithLabelValues(kind, "deleted").Inc()
+	childWrites.WithLabelValues(kind, changeDeleted).Inc()
 	s.Log.Info("Deleted child", "kind", kind, "child", klog.KObj(obj))
-	s.Event(corev1.EventTypeNormal, EventDeleted, "Delete", fmt.Sprintf("%s %s deleted", kind, obj.GetName()))
+	s.changes = append(s.changes, change{kind: kind, name: obj.GetName(), verb: changeDeleted})
 	return nil
 }
 
 // prune deletes children of the owned kinds that this reconcile did not apply: what a
 // removed field produced (a Service once the port is unset) goes away with it.
 func (s *Scope[T]) prune(ctx context.Context, owned []client.Object) error {
-	return s.pruneFrom(ctx, owned, func(schema.GroupVersionKind) client.Reader { return s.Client })
+	return s.pruneFrom(ctx, owned, true, func(schema.GroupVersionKind) client.Reader { return s.Client })
 }
 
 // pruneOptional prunes the optional kinds whose cache runs. One never found served has
@@ -336,10 +350,13 @@ func (s *Scope[T]) pruneOptional(ctx context.Context) error {
 	for gvk := range readers {
 		served = append(served, s.optional.kinds[gvk])
 	}
-	return s.pruneFrom(ctx, served, func(gvk schema.GroupVersionKind) client.Reader { return readers[gvk] })
+	return s.pruneFrom(ctx, served, false, func(gvk schema.GroupVersionKind) client.Reader { return readers[gvk] })
 }
 
-func (s *Scope[T]) pruneFrom(ctx context.Context, owned []client.Object, readerFor func(schema.GroupVersionKind) client.Reader) error {
+// pruneFrom lists the children of the owned kinds, through OwnerIndex when indexed (the
+// manager's cache) or else by label selector (an optional kind's own cache), and deletes
+// the ones this reconcile did not apply.
+func (s *Scope[T]) pruneFrom(ctx context.Context, owned []client.Object, indexed bool, readerFor func(schema.GroupVersionKind) client.Reader) error {
 	if s.keepAll {
 		return nil
 	}
@@ -358,7 +375,11 @@ func (s *Scope[T]) pruneFrom(ctx context.Context, owned []client.Object, readerF
 			ComponentLabel: s.component,
 			ManagedByLabel: ManagedBy,
 		}
-		if err := readerFor(gvk).List(ctx, list, client.InNamespace(s.Object.GetNamespace()), sel); err != nil {
+		opts := []client.ListOption{client.InNamespace(s.Object.GetNamespace()), sel}
+		if indexed {
+			opts = append(opts, ChildrenOf(s.component, s.Object.GetName()))
+		}
+		if err := readerFor(gvk).List(ctx, list, opts...); err != nil {
 			return fmt.Errorf("list %s: %w", gvk.Kind, err)
 		}
 		err = apimeta.EachListItem(list, func(o runtime.Object) error {

@@ -83,7 +83,7 @@ func CacheOptions() cache.Options {
 	byObject[&corev1.Pod{}] = cache.ByObject{Label: managed, Transform: rollout.TrimPod}
 	return cache.Options{
 		ByObject:         byObject,
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: stripUnread,
 	}
 }
 
@@ -101,7 +101,15 @@ func New(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 	}
 	opts.Scheme = Scheme
 	opts.Cache = CacheOptions()
-	return ctrl.NewManager(cfg, opts)
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Children and pods by owner, so a reconcile lists its own and not its namespace's.
+	if err := engine.IndexChildren(context.Background(), mgr.GetFieldIndexer(), append(ownedTypes(), &corev1.Pod{})...); err != nil {
+		return nil, err
+	}
+	return mgr, nil
 }
 
 // Setup registers every Mooring controller with mgr.

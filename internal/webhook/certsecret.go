@@ -40,6 +40,11 @@ func ensureSecret(cfg *rest.Config, key types.NamespacedName) error {
 	}
 	var lastErr error
 	err = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		// A read first: on every restart after the first the Secret exists, and a create
+		// that fails with AlreadyExists would still be a write for the API server.
+		if _, err := cs.CoreV1().Secrets(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{}); err == nil {
+			return true, nil
+		}
 		_, lastErr = cs.CoreV1().Secrets(key.Namespace).Create(ctx, secret, metav1.CreateOptions{FieldManager: "mooring"})
 		switch {
 		case lastErr == nil:

@@ -17,8 +17,8 @@ import (
 
 // BenchmarkAppConvergence measures how fast the manager turns a batch of new Apps into
 // their children and status on a real API server, and what that costs in API writes.
-// Reported: apps/s, and writes/app (ConfigMap and Deployment applies, the status apply,
-// the events). `make bench` runs it; compare apps/s × writes/app with the ~900
+// Reported: apps/s, and writes/app (ConfigMap and Deployment creates, the status apply,
+// the event). `make bench-go` runs it; compare apps/s × writes/app with the ~900
 // writes/s this machine's API server takes at most.
 func BenchmarkAppConvergence(b *testing.B) {
 	const batch, creators = 100, 16

@@ -91,10 +91,12 @@ func orReason(s, fallback string) string {
 	return s
 }
 
-// ListPods reads the pods of one owner from the cache by its selector labels.
+// ListPods reads the pods of one owner from the manager's cache by its selector labels,
+// found through engine.OwnerIndex.
 func ListPods(ctx context.Context, c client.Reader, namespace string, selector map[string]string) ([]corev1.Pod, error) {
 	pods := &corev1.PodList{}
-	if err := c.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels(selector)); err != nil {
+	if err := c.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels(selector),
+		engine.ChildrenOf(selector[engine.ComponentLabel], selector[engine.InstanceLabel])); err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	return pods.Items, nil

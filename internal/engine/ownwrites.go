@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// ownWrites remembers the resourceVersion of every child write a reconcile made, so that
+// the watch event that write causes does not queue the owner again: the reconcile that
+// wrote already saw the result (ReplicaSet's "expectations", keyed by resourceVersion).
+// Any other change of a child (status written by its controller, a hand edit, a deletion)
+// has another resourceVersion and queues the owner as before.
+type ownWrites struct {
+	mu      sync.Mutex
+	pending map[writeKey]ownWrite
+}
+
+type writeKey struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+}
+
+type ownWrite struct {
+	resourceVersion string
+	at              time.Time
+}
+
+// ownWriteTTL bounds how long an expected event is waited for: an event lost to a
+// re-list never comes, and its entry must not stay forever.
+const ownWriteTTL = 2 * time.Minute
+
+func newOwnWrites() *ownWrites { return &ownWrites{pending: map[writeKey]ownWrite{}} }
+
+// expectCreate notes, before the create is sent, that obj is about to be created: the
+// watch event of a create may reach the informer before the create's response reaches
+// the reconcile. Any create event of that name matches; forget it if the create fails.
+func (w *ownWrites) expectCreate(gvk schema.GroupVersionKind, obj client.Object) {
+	w.add(gvk, obj, anyCreate)
+}
+
+// anyCreate as the expected resourceVersion matches the create event of the object.
+const anyCreate = ""
+
+// record notes that obj, of kind gvk, was just written with obj's resourceVersion.
+func (w *ownWrites) record(gvk schema.GroupVersionKind, obj client.Object) {
+	if obj.GetResourceVersion() == "" {
+		return
+	}
+	w.add(gvk, obj, obj.GetResourceVersion())
+}
+
+func (w *ownWrites) add(gvk schema.GroupVersionKind, obj client.Object, resourceVersion string) {
+	if w == nil {
+		return
+	}
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending[writeKey{gvk, obj.GetNamespace(), obj.GetName()}] = ownWrite{resourceVersion, now}
+	if len(w.pending)%1024 == 0 {
+		for k, e := range w.pending {
+			if now.Sub(e.at) > ownWriteTTL {
+				delete(w.pending, k)
+			}
+		}
+	}
+}
+
+// expected reports whether obj, as an event delivers it, is exactly a write of ours (for
+// a create event: any create we announced), and forgets that write.
+func (w *ownWrites) expected(gvk schema.GroupVersionKind, obj client.Object, create bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := writeKey{gvk, obj.GetNamespace(), obj.GetName()}
+	e, ok := w.pending[k]
+	if !ok {
+		return false
+	}
+	ours := e.resourceVersion == obj.GetResourceVersion() || (create && e.resourceVersion == anyCreate)
+	if !ours {
+		return false
+	}
+	delete(w.pending, k)
+	return true
+}
+
+func (w *ownWrites) forget(gvk schema.GroupVersionKind, obj client.Object) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.pending, writeKey{gvk, obj.GetNamespace(), obj.GetName()})
+}
+
+// childHandler queues a child's controlling owner, like builder.Owns, except for the
+// events of the reconcile's own writes.
+type childHandler struct {
+	gvk    schema.GroupVersionKind
+	writes *ownWrites
+	owner  handler.EventHandler
+}
+
+type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+func (h *childHandler) Create(ctx context.Context, e event.CreateEvent, q queue) {
+	if h.writes.expected(h.gvk, e.Object, true) {
+		return
+	}
+	h.owner.Create(ctx, e, q)
+}
+
+func (h *childHandler) Update(ctx context.Context, e event.UpdateEvent, q queue) {
+	if h.writes.expected(h.gvk, e.ObjectNew, false) {
+		return
+	}
+	h.owner.Update(ctx, e, q)
+}
+
+func (h *childHandler) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
+	h.writes.forget(h.gvk, e.Object)
+	h.owner.Delete(ctx, e, q)
+}
+
+func (h *childHandler) Generic(ctx context.Context, e event.GenericEvent, q queue) {
+	h.owner.Generic(ctx, e, q)
+}
