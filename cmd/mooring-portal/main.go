@@ -83,10 +83,8 @@ func run() error {
 	}
 	slog.SetDefault(telemetry.NewLogger(os.Stderr, level))
 	ctrllog.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
-	if cfg.SessionMaxLifetime < cfg.RefreshTTL {
-		// Shorter would silently cut every refresh token to the session's end, so the
-		// refresh lifetime would no longer mean what it says.
-		return fmt.Errorf("--session-max-lifetime (%s) must be at least --refresh-token-ttl (%s)", cfg.SessionMaxLifetime, cfg.RefreshTTL)
+	if err := checkSessionLifetime(cfg.SessionMaxLifetime, cfg.RefreshTTL); err != nil {
+		return err
 	}
 	cfg.Lockout.Threshold = int32(lockoutThreshold)
 	cfg.Roles = services.RoleNames{v1alpha1.RoleAdmin: adminRole, v1alpha1.RoleDeveloper: developerRole, v1alpha1.RoleAuditor: auditorRole}
@@ -118,4 +116,14 @@ func run() error {
 		return err
 	}
 	return s.Serve(ctx, addr, grace)
+}
+
+// checkSessionLifetime refuses a maximum session lifetime shorter than the refresh
+// token lifetime: it would silently cut every session's first refresh token short, so
+// --refresh-token-ttl would no longer mean what it says.
+func checkSessionLifetime(maxLifetime, refreshTTL time.Duration) error {
+	if maxLifetime < refreshTTL {
+		return fmt.Errorf("--session-max-lifetime (%s) must be at least --refresh-token-ttl (%s)", maxLifetime, refreshTTL)
+	}
+	return nil
 }
