@@ -53,6 +53,12 @@ func run() error {
 	flag.StringVar(&cfg.Audience, "token-audience", "mooring-portal", "Audience (aud) of the tokens.")
 	flag.DurationVar(&cfg.AccessTTL, "access-token-ttl", 15*time.Minute, "Lifetime of access tokens.")
 	flag.DurationVar(&cfg.RefreshTTL, "refresh-token-ttl", 24*time.Hour, "Lifetime of refresh tokens.")
+	// A week: a user of the portal logs in once per working week, not once per refresh
+	// token (the idle timeout above), while a stolen token family dies within days even
+	// if its thief keeps refreshing. OWASP leaves the value to the application's risk;
+	// seven days sits between the refresh lifetime it must not undercut and the 30 days
+	// IdentityServer uses for its absolute refresh token lifetime.
+	flag.DurationVar(&cfg.SessionMaxLifetime, "session-max-lifetime", 7*24*time.Hour, "Absolute lifetime of a login: refreshes never extend a session past it, the user logs in again. At least --refresh-token-ttl.")
 	flag.IntVar(&cfg.IPLimit, "ip-rate-limit", 20, "Requests per window per client IP on register, login and refresh.")
 	flag.IntVar(&cfg.UserLimit, "user-rate-limit", 300, "Requests per window per user on authenticated routes.")
 	flag.DurationVar(&cfg.RateWindow, "rate-limit-window", time.Minute, "Length of the sliding rate-limit window.")
@@ -77,6 +83,9 @@ func run() error {
 	}
 	slog.SetDefault(telemetry.NewLogger(os.Stderr, level))
 	ctrllog.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
+	if err := checkSessionLifetime(cfg.SessionMaxLifetime, cfg.RefreshTTL); err != nil {
+		return err
+	}
 	cfg.Lockout.Threshold = int32(lockoutThreshold)
 	cfg.Roles = services.RoleNames{v1alpha1.RoleAdmin: adminRole, v1alpha1.RoleDeveloper: developerRole, v1alpha1.RoleAuditor: auditorRole}
 	for _, p := range strings.Split(proxies, ",") {
@@ -107,4 +116,14 @@ func run() error {
 		return err
 	}
 	return s.Serve(ctx, addr, grace)
+}
+
+// checkSessionLifetime refuses a maximum session lifetime shorter than the refresh
+// token lifetime: it would silently cut every session's first refresh token short, so
+// --refresh-token-ttl would no longer mean what it says.
+func checkSessionLifetime(maxLifetime, refreshTTL time.Duration) error {
+	if maxLifetime < refreshTTL {
+		return fmt.Errorf("--session-max-lifetime (%s) must be at least --refresh-token-ttl (%s)", maxLifetime, refreshTTL)
+	}
+	return nil
 }

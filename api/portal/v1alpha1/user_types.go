@@ -82,6 +82,11 @@ type Session struct {
 	Current string `json:"current"`
 	// ExpiresAt is when Current expires; the session is dropped after it.
 	ExpiresAt metav1.Time `json:"expiresAt"`
+	// StartedAt is the login. No refresh extends the session past StartedAt plus the
+	// portal's --session-max-lifetime (an absolute timeout besides the idle one); a
+	// session recorded before this field existed starts counting at its next refresh.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 }
 
 // User is an account of the Mooring portal. Its password hash lives in a Secret that

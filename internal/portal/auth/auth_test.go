@@ -129,3 +129,34 @@ func TestKeyIDsSortByTime(t *testing.T) {
 		t.Fatal("key ids must sort by their creation time, not as strings")
 	}
 }
+
+// TestSessionEndCapsTokenExpiry: a subject's NotAfter (its session's absolute end)
+// caps both tokens' expiry and the access lifetime reported; without it the token
+// lifetimes apply in full.
+func TestSessionEndCapsTokenExpiry(t *testing.T) {
+	c := &clock{t: time.Unix(1_800_000_000, 0)}
+	iss := NewIssuer(keyringWith(t, c, "k1799999999-bbbb"), IssuerOptions{Issuer: "i", Audience: "a",
+		AccessTTL: 15 * time.Minute, RefreshTTL: 24 * time.Hour, Now: c.now})
+	tests := map[string]struct {
+		notAfter          time.Time
+		wantAccess        time.Duration
+		wantRefreshExpiry time.Time
+	}{
+		"no session end":       {wantAccess: 15 * time.Minute, wantRefreshExpiry: c.t.Add(24 * time.Hour)},
+		"end after both":       {notAfter: c.t.Add(48 * time.Hour), wantAccess: 15 * time.Minute, wantRefreshExpiry: c.t.Add(24 * time.Hour)},
+		"end caps the refresh": {notAfter: c.t.Add(time.Hour), wantAccess: 15 * time.Minute, wantRefreshExpiry: c.t.Add(time.Hour)},
+		"end caps both":        {notAfter: c.t.Add(5 * time.Minute), wantAccess: 5 * time.Minute, wantRefreshExpiry: c.t.Add(5 * time.Minute)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pair, err := iss.Issue(Subject{ID: "id-1", Username: "ann", Family: "fam-1", NotAfter: tc.notAfter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pair.AccessTTL != tc.wantAccess || !pair.RefreshExpiresAt.Equal(tc.wantRefreshExpiry) {
+				t.Fatalf("want access lifetime %s and refresh expiry %s, got %s and %s",
+					tc.wantAccess, tc.wantRefreshExpiry, pair.AccessTTL, pair.RefreshExpiresAt)
+			}
+		})
+	}
+}

@@ -66,6 +66,9 @@ type Pair struct {
 	// usable refresh token; RefreshExpiresAt is when the refresh token expires.
 	RefreshID        string
 	RefreshExpiresAt time.Time
+	// AccessTTL is how long the access token lives: the issuer's access lifetime, or
+	// less when the session ends sooner.
+	AccessTTL time.Duration
 }
 
 // Subject is whom tokens are issued to: the user's id and name, its token generation
@@ -74,11 +77,14 @@ type Subject struct {
 	ID, Username string
 	Generation   int64
 	Family       string
+	// NotAfter, when set, is the end of the session: no token issued for it expires
+	// later, whatever the token lifetimes.
+	NotAfter time.Time
 }
 
 // Issue signs a new access and refresh token for sub.
 func (i *Issuer) Issue(sub Subject) (Pair, error) {
-	access, _, err := i.sign(sub, TypeAccess, i.opts.AccessTTL)
+	access, ac, err := i.sign(sub, TypeAccess, i.opts.AccessTTL)
 	if err != nil {
 		return Pair{}, err
 	}
@@ -86,7 +92,8 @@ func (i *Issuer) Issue(sub Subject) (Pair, error) {
 	if err != nil {
 		return Pair{}, err
 	}
-	return Pair{Access: access, Refresh: refresh, RefreshID: claims.ID, RefreshExpiresAt: claims.ExpiresAt.Time}, nil
+	return Pair{Access: access, Refresh: refresh, RefreshID: claims.ID, RefreshExpiresAt: claims.ExpiresAt.Time,
+		AccessTTL: ac.ExpiresAt.Sub(ac.IssuedAt.Time)}, nil
 }
 
 func (i *Issuer) sign(sub Subject, typ string, ttl time.Duration) (string, *Claims, error) {
@@ -95,12 +102,16 @@ func (i *Issuer) sign(sub Subject, typ string, ttl time.Duration) (string, *Clai
 		return "", nil, err
 	}
 	now := i.opts.Now()
+	exp := now.Add(ttl)
+	if !sub.NotAfter.IsZero() && sub.NotAfter.Before(exp) {
+		exp = sub.NotAfter // the session's absolute end caps every token of it
+	}
 	claims := &Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    i.opts.Issuer,
 			Subject:   sub.ID,
 			Audience:  jwt.ClaimStrings{i.opts.Audience},
-			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+			ExpiresAt: jwt.NewNumericDate(exp),
 			NotBefore: jwt.NewNumericDate(now),
 			IssuedAt:  jwt.NewNumericDate(now),
 			ID:        uuid.NewString(),

@@ -59,6 +59,11 @@ type Config struct {
 	Issuer, Audience string
 	// AccessTTL and RefreshTTL are the token lifetimes.
 	AccessTTL, RefreshTTL time.Duration
+	// SessionMaxLifetime is the absolute end of a login, however often it refreshes
+	// (0: none); cmd/mooring-portal requires it to be at least RefreshTTL.
+	SessionMaxLifetime time.Duration
+	// Now is the clock of tokens and sessions (time.Now when nil), for tests.
+	Now func() time.Time
 	// IPLimit requests per RateWindow per client IP on register, login and refresh;
 	// UserLimit per user on authenticated routes.
 	IPLimit, UserLimit int
@@ -112,11 +117,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	users := services.NewUsers(services.UsersOptions{
 		Store: store.NewKube(c, cfg.Namespace),
 		Issuer: auth.NewIssuer(keys, auth.IssuerOptions{Issuer: cfg.Issuer, Audience: cfg.Audience,
-			AccessTTL: cfg.AccessTTL, RefreshTTL: cfg.RefreshTTL}),
-		Impersonator: imp,
-		Bindings:     services.NewBindings(c, imp, cfg.Roles),
-		Authz:        authz,
-		Lockout:      cfg.Lockout,
+			AccessTTL: cfg.AccessTTL, RefreshTTL: cfg.RefreshTTL, Now: cfg.Now}),
+		Impersonator:       imp,
+		Bindings:           services.NewBindings(c, imp, cfg.Roles),
+		Authz:              authz,
+		Lockout:            cfg.Lockout,
+		SessionMaxLifetime: cfg.SessionMaxLifetime,
+		Now:                cfg.Now,
 	})
 	doc, err := openapi.JSON()
 	if err != nil {

@@ -24,6 +24,11 @@ import (
 // of it is one status write guarded by the User's resourceVersion, so of two replicas
 // refreshing the same token at once exactly one wins; the other reads the User again,
 // sees the token already used and ends the session.
+//
+// A session also has an absolute end, its login plus the maximum session lifetime:
+// every token of it expires by then at the latest, so a client that keeps refreshing
+// must still log in again. A refresh at or after that end answers 401 and ends the
+// session (it can only present a token issued before the lifetime was lowered).
 
 // MaxSessions bounds the logins a user holds at once; a login beyond it ends the
 // session that would expire first. (The CRD allows 64, leaving room to lower it.)
@@ -38,12 +43,15 @@ const statusAttempts = 5
 func (s *Users) startSession(ctx context.Context, u *portalv1alpha1.User) (models.TokenResponse, error) {
 	family := uuid.NewString()
 	for range statusAttempts {
-		pair, err := s.issuer.Issue(subjectOf(u, family))
+		started := metav1Time(s.now())
+		sub := subjectOf(u, family)
+		sub.NotAfter = s.sessionEnd(started.Time)
+		pair, err := s.issuer.Issue(sub)
 		if err != nil {
 			return models.TokenResponse{}, err
 		}
 		u.Status.Sessions = withSession(u.Status.Sessions, portalv1alpha1.Session{
-			ID: family, Current: pair.RefreshID, ExpiresAt: metav1Time(pair.RefreshExpiresAt)}, s.now())
+			ID: family, Current: pair.RefreshID, ExpiresAt: metav1Time(pair.RefreshExpiresAt), StartedAt: &started}, s.now())
 		u.Status.FailedLogins, u.Status.LockedUntil = 0, nil
 		err = s.store.UpdateStatus(ctx, u)
 		if err == nil {
@@ -75,14 +83,23 @@ func (s *Users) Refresh(ctx context.Context, req models.RefreshRequest) (models.
 		if i < 0 || !s.now().Before(u.Status.Sessions[i].ExpiresAt.Time) {
 			return models.TokenResponse{}, errBadToken // ended, expired or never there
 		}
-		if u.Status.Sessions[i].Current != claims.ID {
-			return models.TokenResponse{}, s.endReusedSession(ctx, u, claims)
+		sess := &u.Status.Sessions[i]
+		if sess.StartedAt == nil {
+			// Recorded before sessions had a start: the absolute lifetime counts from now.
+			sess.StartedAt = new(metav1Time(s.now()))
 		}
-		pair, err := s.issuer.Issue(subjectOf(u, claims.Family))
+		sub := subjectOf(u, claims.Family)
+		if sub.NotAfter = s.sessionEnd(sess.StartedAt.Time); !sub.NotAfter.IsZero() && !s.now().Before(sub.NotAfter) {
+			return models.TokenResponse{}, s.endSession(ctx, u, claims, "Session reached its maximum lifetime; ended it")
+		}
+		if sess.Current != claims.ID {
+			return models.TokenResponse{}, s.endSession(ctx, u, claims, "Refresh token reused; ended its session and every token it issued")
+		}
+		pair, err := s.issuer.Issue(sub)
 		if err != nil {
 			return models.TokenResponse{}, err
 		}
-		u.Status.Sessions[i].Current, u.Status.Sessions[i].ExpiresAt = pair.RefreshID, metav1Time(pair.RefreshExpiresAt)
+		sess.Current, sess.ExpiresAt = pair.RefreshID, metav1Time(pair.RefreshExpiresAt)
 		u.Status.Sessions = withoutExpired(u.Status.Sessions, s.now())
 		err = s.store.UpdateStatus(ctx, u)
 		if err == nil {
@@ -97,10 +114,11 @@ func (s *Users) Refresh(ctx context.Context, req models.RefreshRequest) (models.
 	return models.TokenResponse{}, fmt.Errorf("refresh a session of %s: %w", claims.Username, store.ErrConflict)
 }
 
-// endReusedSession ends the session of a refresh token presented a second time and
-// answers errBadToken. Which of the two holders is the rightful one cannot be told, so
-// both lose the session; the user's other sessions go on.
-func (s *Users) endReusedSession(ctx context.Context, u *portalv1alpha1.User, claims *auth.Claims) error {
+// endSession ends the session of a refused refresh token, logs why (as a warning, when
+// this replica ended it) and answers errBadToken. For a refresh token presented a
+// second time, which of the two holders is the rightful one cannot be told, so both
+// lose the session; the user's other sessions go on.
+func (s *Users) endSession(ctx context.Context, u *portalv1alpha1.User, claims *auth.Claims, why string) error {
 	for range statusAttempts {
 		n := len(u.Status.Sessions)
 		u.Status.Sessions = slices.DeleteFunc(u.Status.Sessions, func(x portalv1alpha1.Session) bool { return x.ID == claims.Family })
@@ -109,15 +127,14 @@ func (s *Users) endReusedSession(ctx context.Context, u *portalv1alpha1.User, cl
 		}
 		err := s.store.UpdateStatus(ctx, u)
 		if err == nil {
-			slog.WarnContext(ctx, "Refresh token reused; ended its session and every token it issued",
-				"user", u.Name, "session", claims.Family)
+			slog.WarnContext(ctx, why, "user", u.Name, "session", claims.Family)
 			return errBadToken
 		}
 		if u, err = s.reread(ctx, u, err); err != nil {
 			return err
 		}
 	}
-	return fmt.Errorf("end the reused session of %s: %w", u.Name, store.ErrConflict)
+	return fmt.Errorf("end session %s of %s: %w", claims.Family, u.Name, store.ErrConflict)
 }
 
 // holder returns the user a verified token was issued to, or errBadToken when that
@@ -151,9 +168,21 @@ func (s *Users) reread(ctx context.Context, u *portalv1alpha1.User, err error) (
 	return fresh, nil
 }
 
-// hasSession reports whether the session named family is live for u.
-func hasSession(u *portalv1alpha1.User, family string) bool {
-	return slices.ContainsFunc(u.Status.Sessions, func(x portalv1alpha1.Session) bool { return x.ID == family })
+// hasSession reports whether the session named family is live for u at now. An
+// expired session may linger in the status until the user's next write; it is over.
+func hasSession(u *portalv1alpha1.User, family string, now time.Time) bool {
+	return slices.ContainsFunc(u.Status.Sessions, func(x portalv1alpha1.Session) bool {
+		return x.ID == family && now.Before(x.ExpiresAt.Time)
+	})
+}
+
+// sessionEnd is the absolute end of a session that started at started, or the zero
+// time when sessions have no maximum lifetime.
+func (s *Users) sessionEnd(started time.Time) time.Time {
+	if s.maxSession <= 0 {
+		return time.Time{}
+	}
+	return started.Add(s.maxSession)
 }
 
 func subjectOf(u *portalv1alpha1.User, family string) auth.Subject {
@@ -162,7 +191,7 @@ func subjectOf(u *portalv1alpha1.User, family string) auth.Subject {
 
 func (s *Users) response(pair auth.Pair) models.TokenResponse {
 	return models.TokenResponse{AccessToken: pair.Access, RefreshToken: pair.Refresh, TokenType: "Bearer",
-		ExpiresIn: int64(s.issuer.AccessTTL().Seconds())}
+		ExpiresIn: int64(pair.AccessTTL.Seconds())}
 }
 
 // withoutExpired drops the sessions whose refresh token expired by now.

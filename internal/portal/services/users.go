@@ -51,7 +51,9 @@ type Users struct {
 	bindings *Bindings
 	authz    *Authz
 	lockout  LockoutPolicy
-	now      func() time.Time
+	// maxSession is the absolute session lifetime (0: none); see UsersOptions.
+	maxSession time.Duration
+	now        func() time.Time
 }
 
 // UsersOptions are the parts Users works with.
@@ -62,6 +64,10 @@ type UsersOptions struct {
 	Bindings     *Bindings
 	Authz        *Authz
 	Lockout      LockoutPolicy
+	// SessionMaxLifetime is the absolute timeout of a login (OWASP Session Management
+	// Cheat Sheet): refreshes never extend a session past its login plus this, however
+	// often they come. Zero means no absolute timeout.
+	SessionMaxLifetime time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -72,7 +78,7 @@ func NewUsers(o UsersOptions) *Users {
 		o.Now = time.Now
 	}
 	return &Users{store: o.Store, issuer: o.Issuer, imp: o.Impersonator, bindings: o.Bindings,
-		authz: o.Authz, lockout: o.Lockout, now: o.Now}
+		authz: o.Authz, lockout: o.Lockout, maxSession: o.SessionMaxLifetime, now: o.Now}
 }
 
 // ToModel is the API view of u: never a password or hash.
@@ -224,7 +230,7 @@ func (s *Users) Authenticate(ctx context.Context, token string) (*Caller, error)
 	if err != nil {
 		return nil, err
 	}
-	if !hasSession(u, claims.Family) {
+	if !hasSession(u, claims.Family, s.now()) {
 		return nil, errBadToken
 	}
 	return &Caller{User: u, Identity: s.imp.IdentityOf(u.Spec.ID, u.Spec.Role)}, nil
