@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Mooring's benchmarks with hack/opbench against envtest and prints one table.
 #   hack/bench/run.sh bench        1000 and 100 CacheInstances, and 1000 with unrelated objects
+#   hack/bench/run.sh cache        only the 1000 CacheInstances against the floor (~3 min)
 #   hack/bench/run.sh fleet        10,000 Apps over 10 namespaces, restart re-check, churn
 # Environment: MOORING (operator binary, default bin/mooring), OUT (results directory,
 # default bin/bench), N_CACHE (1000), N_FLEET (10000), IDLE (60s), PROFILE (seconds of CPU
@@ -73,6 +74,10 @@ bench)
   run cache-$n_cache-unrelated "${cache[@]}" --n "$n_cache" --warmup "$n_cache" --no-floor \
     --idle 20s --background-secrets 300 --background-secret-bytes 1048576 --background-configmaps 1000
   ;;
+cache)
+  run cache-$n_cache "${cache[@]}" --n "$n_cache" --warmup "$n_cache" --floor-fresh \
+    --idle "$idle" --restart-check
+  ;;
 fleet)
   run apps-$n_fleet "${app[@]}" --n "$n_fleet" --namespaces 10 --warmup 2000 --floor-fresh \
     --timeout 30m --idle 30s --restart-check --restart-signal KILL --restart-wait 5m \
@@ -80,7 +85,7 @@ fleet)
     --churn-patch '{"spec":{"config":"greeting=churn-{{.Index}}"}}' --churn-child 'v1/ConfigMap={{.Name}}-config'
   ;;
 *)
-  echo "usage: $0 bench|fleet" >&2
+  echo "usage: $0 bench|cache|fleet" >&2
   exit 2
   ;;
 esac
