@@ -3,7 +3,6 @@ package webhook_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/mooringhq/mooring/internal/localcluster"
 	"github.com/mooringhq/mooring/internal/testutil"
 	mooringwebhook "github.com/mooringhq/mooring/internal/webhook"
 )
@@ -21,7 +21,11 @@ import (
 // start; wrapped, it waits, unready, and serves once the files appear.
 func TestAwaitCertificate(t *testing.T) {
 	dir := t.TempDir()
-	opts := webhook.Options{Host: "127.0.0.1", Port: freePort(t), CertDir: dir}
+	port, err := localcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir}
 	if err := webhook.NewServer(opts).Start(context.Background()); err == nil {
 		t.Fatal("controller-runtime's server started without a certificate; the wrapper would be pointless")
 	}
@@ -60,14 +64,4 @@ func TestAwaitCertificate(t *testing.T) {
 		}
 		return ready()
 	})
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
 }
