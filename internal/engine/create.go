@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -11,9 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -23,11 +19,7 @@ import (
 // name might not be Mooring's, so no read is needed before it.
 //
 // A create records Mooring's fields under an Update entry of managedFields, not an Apply
-// entry. Server-side apply prunes only fields its own Apply entry owned, so a field later
-// dropped from the desired object would stay. The child therefore carries
-// FieldOwnershipAnnotation until the first apply, which converts the Update entry into
-// Mooring's Apply entry first (upgradeOwnership). A child that never changes never pays
-// for that.
+// entry; ownership.go converts it before the child's first apply.
 
 // create creates the child described by want. It returns created=false, with no error,
 // when an object of that name exists already and is Mooring's (the cache had not seen it
@@ -60,40 +52,6 @@ func (s *Scope[T]) create(ctx context.Context, gvk schema.GroupVersionKind, desi
 	reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(obj).Elem())
 	s.written(gvk, desired, changeCreated, false)
 	return true, nil
-}
-
-// upgradeOwnership turns the Update entry a create left in the child's managedFields into
-// Mooring's Apply entry and drops FieldOwnershipAnnotation, so that the apply that follows
-// prunes what Mooring no longer sets. It reads the child's managedFields past the cache
-// (which drops them) and patches them with an optimistic lock.
-func (s *Scope[T]) upgradeOwnership(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) error {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(gvk)
-	if err := s.reader.Get(ctx, key, m); err != nil {
-		return fmt.Errorf("read field owners of %s %s: %w", gvk.Kind, key.Name, err)
-	}
-	if _, ok := m.GetAnnotations()[FieldOwnershipAnnotation]; !ok {
-		return nil
-	}
-	upgrade, err := csaupgrade.UpgradeManagedFieldsPatch(m, sets.New(FieldOwner), FieldOwner)
-	if err != nil {
-		return fmt.Errorf("field owners of %s %s: %w", gvk.Kind, key.Name, err)
-	}
-	ops := []map[string]any{}
-	if upgrade != nil {
-		if err := json.Unmarshal(upgrade, &ops); err != nil {
-			return err
-		}
-	}
-	ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + jsonPointerEscape(FieldOwnershipAnnotation)})
-	patch, err := json.Marshal(ops)
-	if err != nil {
-		return err
-	}
-	if err := s.Client.Patch(ctx, m, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldOwner)); err != nil {
-		return fmt.Errorf("take over field owners of %s %s: %w", gvk.Kind, key.Name, err)
-	}
-	return nil
 }
 
 // checkNotForeign reads the object's metadata past the cache and fails when an object of

@@ -13,6 +13,14 @@ var childWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Operations on child objects by kind and result (created, updated, deleted, skipped).",
 }, []string{"kind", "result"})
 
+// ownershipConversions counts the conversions of a created child's field ownership
+// (ownership.go) by kind and path: "renamed" by the one-request patch, "read" by the
+// general path that reads managedFields first.
+var ownershipConversions = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "mooring_child_ownership_conversions_total",
+	Help: "Conversions of a created child's field ownership to server-side apply, by kind and path (renamed, read).",
+}, []string{"kind", "path"})
+
 func init() {
-	metrics.Registry.MustRegister(childWrites)
+	metrics.Registry.MustRegister(childWrites, ownershipConversions)
 }

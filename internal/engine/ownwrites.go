@@ -28,10 +28,16 @@ type writeKey struct {
 	namespace, name string
 }
 
+// ownWrite holds the resourceVersions of a child's writes whose events have not come
+// yet: a reconcile may write a child twice (its ownership conversion, then the apply).
 type ownWrite struct {
-	resourceVersion string
-	at              time.Time
+	resourceVersions []string
+	at               time.Time
 }
+
+// maxPendingPerChild bounds an entry: more writes of one child than this before their
+// events arrive do not happen in one reconcile, and the oldest is dropped first.
+const maxPendingPerChild = 4
 
 // ownWriteTTL bounds how long an expected event is waited for: an event lost to a
 // re-list never comes, and its entry must not stay forever.
@@ -64,7 +70,12 @@ func (w *ownWrites) add(gvk schema.GroupVersionKind, obj client.Object, resource
 	now := time.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.pending[writeKey{gvk, obj.GetNamespace(), obj.GetName()}] = ownWrite{resourceVersion, now}
+	k := writeKey{gvk, obj.GetNamespace(), obj.GetName()}
+	versions := append(w.pending[k].resourceVersions, resourceVersion)
+	if len(versions) > maxPendingPerChild {
+		versions = versions[1:]
+	}
+	w.pending[k] = ownWrite{versions, now}
 	if len(w.pending)%1024 == 0 {
 		for k, e := range w.pending {
 			if now.Sub(e.at) > ownWriteTTL {
@@ -84,12 +95,18 @@ func (w *ownWrites) expected(gvk schema.GroupVersionKind, obj client.Object, cre
 	if !ok {
 		return false
 	}
-	ours := e.resourceVersion == obj.GetResourceVersion() || (create && e.resourceVersion == anyCreate)
-	if !ours {
-		return false
+	for i, rv := range e.resourceVersions {
+		if rv == obj.GetResourceVersion() || (create && rv == anyCreate) {
+			e.resourceVersions = append(e.resourceVersions[:i:i], e.resourceVersions[i+1:]...)
+			if len(e.resourceVersions) == 0 {
+				delete(w.pending, k)
+			} else {
+				w.pending[k] = e
+			}
+			return true
+		}
 	}
-	delete(w.pending, k)
-	return true
+	return false
 }
 
 func (w *ownWrites) forget(gvk schema.GroupVersionKind, obj client.Object) {

@@ -63,6 +63,15 @@ func TestChildHandlerSkipsOnlyTheEventsOfOwnWrites(t *testing.T) {
 		t.Fatal("the update event of Mooring's own apply queued the owner")
 	}
 
+	// An ownership conversion and the apply after it: two writes, two events, both ours.
+	w.record(gvk, cm("20"))
+	w.record(gvk, cm("21"))
+	h.Update(ctx, event.UpdateEvent{ObjectOld: cm("13"), ObjectNew: cm("20")}, nil)
+	h.Update(ctx, event.UpdateEvent{ObjectOld: cm("20"), ObjectNew: cm("21")}, nil)
+	if owner.update != 2 || len(w.pending) != 0 {
+		t.Fatalf("the events of two own writes in one reconcile queued the owner %d times, pending %v", owner.update-2, w.pending)
+	}
+
 	w.record(gvk, cm("14"))
 	h.Delete(ctx, event.DeleteEvent{Object: cm("14")}, nil)
 	if owner.del != 1 || len(w.pending) != 0 {
@@ -73,7 +82,7 @@ func TestChildHandlerSkipsOnlyTheEventsOfOwnWrites(t *testing.T) {
 func TestOwnWritesForgetsWhatNeverCame(t *testing.T) {
 	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	w := newOwnWrites()
-	w.pending[writeKey{gvk, "ns", "lost"}] = ownWrite{"1", time.Now().Add(-2 * ownWriteTTL)}
+	w.pending[writeKey{gvk, "ns", "lost"}] = ownWrite{[]string{"1"}, time.Now().Add(-2 * ownWriteTTL)}
 	for i := range 1023 {
 		c := cm("5")
 		c.Name = fmt.Sprintf("c%d", i)

@@ -12,8 +12,10 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/engine"
@@ -51,9 +53,62 @@ func TestCreatedChildIsPrunedLikeAnAppliedOne(t *testing.T) {
 	})
 
 	// Dropping the port removes the container port the create set: only an Apply entry
-	// that owns it lets server-side apply prune it.
+	// that owns it lets server-side apply prune it. Nobody else wrote the Deployment, so
+	// the conversion takes the one-request path that renames the create's entry.
+	renamed, read := conversions(t, "Deployment", "renamed"), conversions(t, "Deployment", "read")
 	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Port = nil })
-	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "container port pruned, ownership converted to Apply", func(d *appsv1.Deployment) error {
+	waitPortPrunedAndConverted(t, key)
+	if got, want := conversions(t, "Deployment", "renamed")-renamed, 1.0; got != want {
+		t.Errorf("Deployment conversions by rename: %v, want %v", got, want)
+	}
+	if got := conversions(t, "Deployment", "read") - read; got != 0 {
+		t.Errorf("Deployment conversions by read: %v, want 0", got)
+	}
+}
+
+// When another manager's entry comes first in managedFields (here an Apply entry, which
+// the API server sorts before every Update entry), the one-request rename misses and the
+// conversion reads the managedFields instead; pruning is as exact, and the other
+// manager's field stays.
+func TestOwnershipConversionFallsBackToReading(t *testing.T) {
+	ns := env.Namespace(t)
+	a := createApp(t, ns, "shared", func(a *mooringv1.App) { a.Spec.Port = ptr.To[int32](8080) })
+	key := client.ObjectKeyFromObject(a)
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "Deployment created and marked for the ownership conversion", func(d *appsv1.Deployment) error {
+		if d.Annotations[engine.FieldOwnershipAnnotation] != "created" {
+			return fmt.Errorf("annotations %v", d.Annotations)
+		}
+		return nil
+	})
+	label := &unstructured.Unstructured{}
+	label.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	label.SetName(key.Name)
+	label.SetNamespace(key.Namespace)
+	label.SetLabels(map[string]string{"team": "checkout"})
+	if err := env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(label), client.FieldOwner("team-tool")); err != nil {
+		t.Fatal(err)
+	}
+
+	renamed, read := conversions(t, "Deployment", "renamed"), conversions(t, "Deployment", "read")
+	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Port = nil })
+	d := waitPortPrunedAndConverted(t, key)
+	if d.Labels["team"] != "checkout" {
+		t.Errorf("the other manager's label was lost: labels %v", d.Labels)
+	}
+	if got := conversions(t, "Deployment", "renamed") - renamed; got != 0 {
+		t.Errorf("Deployment conversions by rename: %v, want 0 (team-tool's entry comes first)", got)
+	}
+	if got, want := conversions(t, "Deployment", "read")-read, 1.0; got != want {
+		t.Errorf("Deployment conversions by read: %v, want %v", got, want)
+	}
+}
+
+// waitPortPrunedAndConverted waits until the Deployment of key has no container port, no
+// FieldOwnershipAnnotation and a single Apply entry of Mooring's, and returns it.
+func waitPortPrunedAndConverted(t *testing.T, key client.ObjectKey) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	testutil.WaitFor(t, env.Client, key, d, "container port pruned, ownership converted to Apply", func(d *appsv1.Deployment) error {
 		if ports := d.Spec.Template.Spec.Containers[0].Ports; len(ports) != 0 {
 			return fmt.Errorf("ports %v", ports)
 		}
@@ -65,6 +120,32 @@ func TestCreatedChildIsPrunedLikeAnAppliedOne(t *testing.T) {
 		}
 		return nil
 	})
+	return d
+}
+
+// conversions reads mooring_child_ownership_conversions_total for kind and path from the
+// registry the in-process manager reports to.
+func conversions(t *testing.T, kind, path string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "mooring_child_ownership_conversions_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["kind"] == kind && labels["path"] == path {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 // An object of a child's name that Mooring does not label is not in its cache: the
