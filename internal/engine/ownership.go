@@ -46,7 +46,11 @@ func (s *Scope[T]) upgradeOwnership(ctx context.Context, gvk schema.GroupVersion
 	m.SetGroupVersionKind(gvk)
 	m.SetName(key.Name)
 	m.SetNamespace(key.Namespace)
+	s.writes.expectUpdate(gvk, m)
 	err := s.Client.Patch(ctx, m, client.RawPatch(types.JSONPatchType, renameCreateEntry), client.FieldOwner(FieldOwner))
+	if err != nil {
+		s.writes.failed(gvk, m)
+	}
 	switch {
 	case err == nil:
 		ownershipConversions.WithLabelValues(gvk.Kind, conversionRenamed).Inc()
@@ -84,7 +88,9 @@ func (s *Scope[T]) upgradeOwnershipByRead(ctx context.Context, gvk schema.GroupV
 	if err != nil {
 		return err
 	}
+	s.writes.expectUpdate(gvk, m)
 	if err := s.Client.Patch(ctx, m, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldOwner)); err != nil {
+		s.writes.failed(gvk, m)
 		return fmt.Errorf("take over field owners of %s %s: %w", gvk.Kind, key.Name, err)
 	}
 	ownershipConversions.WithLabelValues(gvk.Kind, conversionRead).Inc()

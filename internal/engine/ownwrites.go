@@ -52,15 +52,69 @@ func (w *ownWrites) expectCreate(gvk schema.GroupVersionKind, obj client.Object)
 	w.add(gvk, obj, anyCreate)
 }
 
-// anyCreate as the expected resourceVersion matches the create event of the object.
-const anyCreate = ""
+// expectUpdate notes, before an update or patch is sent, that obj is about to be written:
+// like a create's, its watch event often reaches the informer before the response, whose
+// resourceVersion record then puts in the token's place. Until then, the next update
+// event of obj matches. That may be another writer's event, but only one from before
+// Mooring's write (events arrive in resourceVersion order, and Mooring's own comes first
+// among the later ones), whose result the response of Mooring's write already includes.
+func (w *ownWrites) expectUpdate(gvk schema.GroupVersionKind, obj client.Object) {
+	w.add(gvk, obj, anyUpdate)
+}
 
-// record notes that obj, of kind gvk, was just written with obj's resourceVersion.
+// Tokens that stand for a write whose resourceVersion is not known yet: anyCreate
+// matches the create event of the object, anyUpdate its next update event.
+const (
+	anyCreate = ""
+	anyUpdate = "*"
+)
+
+// record notes that obj, of kind gvk, was just written with obj's resourceVersion, in
+// place of the token expectUpdate left if no event has taken it yet. If one has, it may
+// have been another writer's from before this write, so the resourceVersion is expected
+// all the same (an entry nothing matches goes with the TTL).
 func (w *ownWrites) record(gvk schema.GroupVersionKind, obj client.Object) {
-	if obj.GetResourceVersion() == "" {
+	if w == nil || obj.GetResourceVersion() == "" {
 		return
 	}
+	w.take(gvk, obj, anyUpdate)
 	w.add(gvk, obj, obj.GetResourceVersion())
+}
+
+// failed withdraws the token of an update that was not made.
+func (w *ownWrites) failed(gvk schema.GroupVersionKind, obj client.Object) {
+	if w != nil {
+		w.take(gvk, obj, anyUpdate)
+	}
+}
+
+// take removes one pending resourceVersion (or token) of obj and reports whether there was one.
+func (w *ownWrites) take(gvk schema.GroupVersionKind, obj client.Object, resourceVersion string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := writeKey{gvk, obj.GetNamespace(), obj.GetName()}
+	e, ok := w.pending[k]
+	if !ok {
+		return false
+	}
+	for i, rv := range e.resourceVersions {
+		if rv == resourceVersion {
+			w.removeAt(k, e, i)
+			return true
+		}
+	}
+	return false
+}
+
+// removeAt drops the i-th pending resourceVersion of entry e, and the entry once empty.
+// The caller holds w.mu.
+func (w *ownWrites) removeAt(k writeKey, e ownWrite, i int) {
+	e.resourceVersions = append(e.resourceVersions[:i:i], e.resourceVersions[i+1:]...)
+	if len(e.resourceVersions) == 0 {
+		delete(w.pending, k)
+		return
+	}
+	w.pending[k] = e
 }
 
 func (w *ownWrites) add(gvk schema.GroupVersionKind, obj client.Object, resourceVersion string) {
@@ -96,13 +150,8 @@ func (w *ownWrites) expected(gvk schema.GroupVersionKind, obj client.Object, cre
 		return false
 	}
 	for i, rv := range e.resourceVersions {
-		if rv == obj.GetResourceVersion() || (create && rv == anyCreate) {
-			e.resourceVersions = append(e.resourceVersions[:i:i], e.resourceVersions[i+1:]...)
-			if len(e.resourceVersions) == 0 {
-				delete(w.pending, k)
-			} else {
-				w.pending[k] = e
-			}
+		if rv == obj.GetResourceVersion() || (create && rv == anyCreate) || (!create && rv == anyUpdate) {
+			w.removeAt(k, e, i)
 			return true
 		}
 	}

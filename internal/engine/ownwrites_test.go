@@ -72,6 +72,26 @@ func TestChildHandlerSkipsOnlyTheEventsOfOwnWrites(t *testing.T) {
 		t.Fatalf("the events of two own writes in one reconcile queued the owner %d times, pending %v", owner.update-2, w.pending)
 	}
 
+	// An update announced before it is sent: its event may beat its response.
+	w.expectUpdate(gvk, cm(""))
+	h.Update(ctx, event.UpdateEvent{ObjectOld: cm("21"), ObjectNew: cm("30")}, nil)
+	w.record(gvk, cm("30"))
+	if owner.update != 2 {
+		t.Fatal("the event of an announced update that beat its response queued the owner")
+	}
+	h.Update(ctx, event.UpdateEvent{ObjectOld: cm("30"), ObjectNew: cm("31")}, nil)
+	if owner.update != 3 {
+		t.Fatal("a later update by someone else must queue the owner")
+	}
+	// An announced update that failed expects nothing.
+	w.expectUpdate(gvk, cm(""))
+	w.failed(gvk, cm(""))
+	h.Update(ctx, event.UpdateEvent{ObjectOld: cm("31"), ObjectNew: cm("32")}, nil)
+	if owner.update != 4 {
+		t.Fatal("an update after a failed write must queue the owner")
+	}
+	w.forget(gvk, cm(""))
+
 	w.record(gvk, cm("14"))
 	h.Delete(ctx, event.DeleteEvent{Object: cm("14")}, nil)
 	if owner.del != 1 || len(w.pending) != 0 {

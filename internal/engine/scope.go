@@ -193,8 +193,10 @@ func (s *Scope[T]) live(ctx context.Context, gvk schema.GroupVersionKind, desire
 // in desired.
 func (s *Scope[T]) apply(ctx context.Context, gvk schema.GroupVersionKind, desired client.Object, want map[string]any) error {
 	u := &unstructured.Unstructured{Object: want}
+	s.writes.expectUpdate(gvk, desired)
 	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		s.writes.failed(gvk, desired)
 		return fmt.Errorf("apply %s %s: %w", gvk.Kind, desired.GetName(), err)
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, desired); err != nil {
@@ -205,8 +207,8 @@ func (s *Scope[T]) apply(ctx context.Context, gvk schema.GroupVersionKind, desir
 }
 
 // written counts, logs and remembers a write of child obj, for the reconcile's event and
-// (with expect) so that the watch event it causes does not queue the owner again; a
-// create announced itself before it was sent.
+// (with expect) so that the watch event it causes does not queue the owner again; every
+// write announced itself before it was sent (ownwrites.go).
 func (s *Scope[T]) written(gvk schema.GroupVersionKind, obj client.Object, verb string, expect bool) {
 	if expect {
 		s.writes.record(gvk, obj)
