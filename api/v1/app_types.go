@@ -128,6 +128,14 @@ type AppStatus struct {
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas"`
 
+	// DesiredReplicas is the number of pods the App wants now: spec.replicas (default 1),
+	// or while spec.autoscaling is set the autoscaler's count, from the
+	// HorizontalPodAutoscaler's status.desiredReplicas (before it reports one, the count it
+	// keeps: the Deployment's replicas within minReplicas and maxReplicas). It is the
+	// REPLICAS column of kubectl get apps; unset until the App is first reconciled.
+	// +optional
+	DesiredReplicas int32 `json:"desiredReplicas,omitempty"`
+
 	// Selector is the label selector of the App's pods, for the scale subresource.
 	// +optional
 	Selector string `json:"selector,omitempty"`
@@ -160,7 +168,7 @@ type AppStatus struct {
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:categories=mooring
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
-// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.status.desiredReplicas`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -101,6 +101,13 @@ func TestAppAutoscalingLeavesReplicasToTheHPA(t *testing.T) {
 	waitField(t, rollout, ns, "app/elastic", ".status.availableReplicas", "2")
 	waitField(t, rollout, ns, "app/elastic", ".status.phase", "Running")
 	waitField(t, rollout, ns, "pdb/elastic", ".spec.maxUnavailable", "1")
+	// kubectl get shows the autoscaler's count (status.desiredReplicas), not the
+	// spec.replicas it overrides.
+	waitField(t, rollout, ns, "app/elastic", ".status.desiredReplicas", "2")
+	row := strings.Fields(mustKubectl(t, "get", "-n", ns, "app/elastic", "--no-headers"))
+	if len(row) < 4 || row[2] != "2" || row[3] != "2" {
+		t.Errorf("kubectl get app/elastic row = %v, want REPLICAS 2 (the autoscaler's count, spec.replicas is 1) and AVAILABLE 2", row)
+	}
 
 	out, err := kubectl("scale", "-n", ns, "app/elastic", "--replicas=3")
 	if err == nil || !strings.Contains(err.Error(), "spec.replicas cannot change while spec.autoscaling is set") {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -319,27 +320,71 @@ func TestConvergedAppReconcileMakesNoWrites(t *testing.T) {
 		})
 }
 
-// The sample a newcomer applies first shows the print columns in `kubectl get`.
+// The sample a newcomer applies first shows the print columns in `kubectl get`. REPLICAS
+// is the count the App wants (status.desiredReplicas): before any pod exists (envtest runs
+// no Deployment controller), and while an autoscaler owns the count instead of
+// spec.replicas.
 func TestSampleAppShowsPrintColumns(t *testing.T) {
 	ns := env.Namespace(t)
 	sample := testutil.RepoRoot() + "/config/samples/mooring_v1_app.yaml"
 	env.Kubectl(t, "apply", "-n", ns, "-f", sample)
-	testutil.WaitFor(t, env.Client, types.NamespacedName{Namespace: ns, Name: "hello"}, &mooringv1.App{}, "sample App reconciled", func(a *mooringv1.App) error {
-		if a.Status.Phase == "" {
-			return errors.New("no phase yet")
-		}
-		return nil
+	// spec.replicas defaults to 1; the autoscaler keeps at least minReplicas.
+	createApp(t, ns, "elastic", func(a *mooringv1.App) {
+		a.Spec.Replicas = nil
+		a.Spec.Autoscaling = &mooringv1.AppAutoscaling{MinReplicas: ptr.To[int32](2), MaxReplicas: 5}
 	})
+	hello := types.NamespacedName{Namespace: ns, Name: "hello"}
+	elastic := types.NamespacedName{Namespace: ns, Name: "elastic"}
+	waitDesiredReplicas(t, hello, 2, "sample App (spec.replicas 2, no pods yet)")
+	waitDesiredReplicas(t, elastic, 2, "autoscaled App before its HPA reports (minReplicas 2)")
+
 	out := env.Kubectl(t, "get", "apps", "-n", ns)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("kubectl get apps printed %d lines, want a header and one App:\n%s", len(lines), out)
+	if len(lines) != 3 {
+		t.Fatalf("kubectl get apps printed %d lines, want a header and two Apps:\n%s", len(lines), out)
 	}
 	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "NAME IMAGE REPLICAS AVAILABLE PHASE AGE" {
 		t.Errorf("columns = %v, want NAME IMAGE REPLICAS AVAILABLE PHASE AGE", got)
 	}
-	if got := strings.Fields(lines[1]); len(got) != 6 || got[0] != "hello" || got[1] != "nginx:1.27" || got[2] != "2" || got[3] != "0" || got[4] != "Pending" {
-		t.Errorf("row = %v, want hello nginx:1.27 2 0 Pending <age>", got)
-	}
+	expectRow(t, out, "hello", "hello nginx:1.27 2 0 Pending")
+	expectRow(t, out, "elastic", "elastic nginx:1.27 2 0 Pending")
+
+	// The HPA decides on 4 pods (envtest runs no HPA controller: write its status as it would).
+	testutil.Eventually(t, testutil.DefaultTimeout, "HPA status written", func() error {
+		h := &autoscalingv2.HorizontalPodAutoscaler{}
+		if err := env.Client.Get(ctx, elastic, h); err != nil {
+			return err
+		}
+		h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 1, DesiredReplicas: 4}
+		return env.Client.Status().Update(ctx, h)
+	})
+	waitDesiredReplicas(t, elastic, 4, "autoscaled App showing its HPA's desiredReplicas")
+	out = env.Kubectl(t, "get", "apps", "-n", ns)
+	expectRow(t, out, "elastic", "elastic nginx:1.27 4 0 Pending")
 	t.Logf("kubectl get apps:\n%s", out)
+}
+
+// waitDesiredReplicas waits until the App's status.desiredReplicas is want.
+func waitDesiredReplicas(t *testing.T, key types.NamespacedName, want int32, what string) {
+	t.Helper()
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, what, func(a *mooringv1.App) error {
+		if a.Status.DesiredReplicas != want {
+			return fmt.Errorf("status.desiredReplicas %d (phase %q), want %d", a.Status.DesiredReplicas, a.Status.Phase, want)
+		}
+		return nil
+	})
+}
+
+// expectRow checks the row of App name in kubectl get output, without its AGE.
+func expectRow(t *testing.T, out, name, want string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == name {
+			if got := strings.Join(f[:len(f)-1], " "); got != want {
+				t.Errorf("kubectl get apps row %q, want %q <age>", line, want)
+			}
+			return
+		}
+	}
+	t.Errorf("kubectl get apps shows no App %s:\n%s", name, out)
 }

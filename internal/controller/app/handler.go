@@ -86,14 +86,17 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctr
 		// Pods without their ConfigMaps and Secrets would never start: change nothing,
 		// keep what runs, and come back through the watches when the references appear.
 		s.KeepChildren()
-		live := &appsv1.Deployment{}
-		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(app), live); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return ctrl.Result{}, fmt.Errorf("get Deployment %s: %w", app.Name, err)
-			}
-			live = nil
+		d, err := liveChild(ctx, s.Client, app, &appsv1.Deployment{})
+		if err != nil {
+			return ctrl.Result{}, err
 		}
-		deriveWaitingStatus(app, live)
+		var hpa *autoscalingv2.HorizontalPodAutoscaler
+		if app.Spec.Autoscaling != nil {
+			if hpa, err = liveChild(ctx, s.Client, app, &autoscalingv2.HorizontalPodAutoscaler{}); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		deriveWaitingStatus(app, d, hpa)
 		return ctrl.Result{}, nil
 	}
 
@@ -119,12 +122,26 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	deriveStatus(app, engine.First[*appsv1.Deployment](children), pods)
+	deriveStatus(app, engine.First[*appsv1.Deployment](children), engine.First[*autoscalingv2.HorizontalPodAutoscaler](children), pods)
 	setExposed(app, engine.First[*networkingv1.Ingress](children), wantsRoute, r.GatewayAPI)
 	if wantsRoute && !r.GatewayAPI {
 		return engine.RequeueAfter(gatewayRecheck), nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// liveChild reads the App's child of obj's kind (named like the App) into obj; nil when
+// there is none.
+func liveChild[C client.Object](ctx context.Context, c client.Client, app *mooringv1.App, obj C) (C, error) {
+	var none C
+	if err := c.Get(ctx, client.ObjectKeyFromObject(app), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return none, nil
+		}
+		gvk, _ := c.GroupVersionKindFor(obj) // the Get found the kind: no error here
+		return none, fmt.Errorf("get %s %s: %w", gvk.Kind, app.Name, err)
+	}
+	return obj, nil
 }
 
 // setExposed sets status.url and the Exposed condition (only while spec.expose is set).

@@ -4,8 +4,10 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/controller/rollout"
@@ -35,7 +37,7 @@ func TestDeriveStatus(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			app := newApp(nil) // wants 2 replicas
-			deriveStatus(app, tt.d, nil)
+			deriveStatus(app, tt.d, nil, nil)
 			if app.Status.Phase != tt.phase {
 				t.Errorf("phase = %s, want %s", app.Status.Phase, tt.phase)
 			}
@@ -55,5 +57,73 @@ func TestDeriveStatus(t *testing.T) {
 				t.Errorf("selector = %q, want %q", app.Status.Selector, want)
 			}
 		})
+	}
+}
+
+// status.desiredReplicas (the REPLICAS column) is what the App wants now: its spec, or
+// while autoscaled the autoscaler's count, which spec.replicas no longer is.
+func TestDesiredReplicas(t *testing.T) {
+	autoscaled := func(minReplicas *int32, maxReplicas int32) func(*mooringv1.App) {
+		return func(a *mooringv1.App) {
+			a.Spec.Autoscaling = &mooringv1.AppAutoscaling{MinReplicas: minReplicas, MaxReplicas: maxReplicas}
+		}
+	}
+	deployment := func(replicas *int32) *appsv1.Deployment {
+		return &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: replicas}}
+	}
+	hpa := func(desired int32) *autoscalingv2.HorizontalPodAutoscaler {
+		return &autoscalingv2.HorizontalPodAutoscaler{Status: autoscalingv2.HorizontalPodAutoscalerStatus{DesiredReplicas: desired}}
+	}
+	tests := map[string]struct {
+		app  *mooringv1.App
+		d    *appsv1.Deployment
+		hpa  *autoscalingv2.HorizontalPodAutoscaler
+		want int32
+	}{
+		"spec default":                     {app: newApp(func(a *mooringv1.App) { a.Spec.Replicas = nil }), d: deployment(ptr.To[int32](1)), want: 1},
+		"explicit spec":                    {app: newApp(nil), d: deployment(ptr.To[int32](2)), want: 2},
+		"explicit spec, no Deployment yet": {app: newApp(func(a *mooringv1.App) { a.Spec.Replicas = ptr.To[int32](4) }), want: 4},
+		"HPA with status": {app: newApp(autoscaled(ptr.To[int32](2), 5)), d: deployment(ptr.To[int32](3)),
+			hpa: hpa(4), want: 4},
+		"HPA with status, spec.replicas is ignored": {app: newApp(autoscaled(nil, 10)), d: deployment(ptr.To[int32](7)),
+			hpa: hpa(7), want: 7},
+		"HPA without status: the Deployment's count within the bounds": {app: newApp(autoscaled(ptr.To[int32](1), 5)),
+			d: deployment(ptr.To[int32](3)), hpa: hpa(0), want: 3},
+		"HPA without status, fresh Deployment below minReplicas": {app: newApp(autoscaled(ptr.To[int32](2), 5)),
+			d: deployment(ptr.To[int32](1)), hpa: hpa(0), want: 2},
+		"HPA without status, Deployment above maxReplicas": {app: newApp(autoscaled(nil, 3)),
+			d: deployment(ptr.To[int32](6)), hpa: hpa(0), want: 3},
+		"HPA without status, minReplicas defaults to 1": {app: newApp(autoscaled(nil, 5)),
+			d: deployment(ptr.To[int32](1)), hpa: hpa(0), want: 1},
+		"no HPA or Deployment yet: minReplicas": {app: newApp(autoscaled(ptr.To[int32](3), 5)), want: 3},
+		"HPA count outside bounds changed since": {app: newApp(autoscaled(ptr.To[int32](1), 4)),
+			d: deployment(ptr.To[int32](5)), hpa: hpa(5), want: 4},
+		"Deployment scaled to zero by hand: scaling disabled": {app: newApp(autoscaled(ptr.To[int32](2), 5)),
+			d: deployment(ptr.To[int32](0)), hpa: hpa(0), want: 0},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := desiredReplicas(tt.app, tt.d, tt.hpa); got != tt.want {
+				t.Errorf("desiredReplicas = %d, want %d", got, tt.want)
+			}
+			if tt.d == nil {
+				return
+			}
+			// deriveStatus carries it into the status.
+			tt.app.Status = mooringv1.AppStatus{}
+			deriveStatus(tt.app, tt.d, tt.hpa, nil)
+			if tt.app.Status.DesiredReplicas != tt.want {
+				t.Errorf("status.desiredReplicas = %d, want %d", tt.app.Status.DesiredReplicas, tt.want)
+			}
+		})
+	}
+}
+
+// An App waiting for a reference before its Deployment exists still shows what it wants.
+func TestDeriveWaitingStatusDesiredReplicas(t *testing.T) {
+	app := newApp(func(a *mooringv1.App) { a.Spec.Replicas = ptr.To[int32](3) })
+	deriveWaitingStatus(app, nil, nil)
+	if app.Status.DesiredReplicas != 3 || app.Status.Phase != mooringv1.AppPending {
+		t.Errorf("desiredReplicas %d phase %s, want 3 and Pending", app.Status.DesiredReplicas, app.Status.Phase)
 	}
 }
