@@ -42,10 +42,19 @@ func mooringNode(kind string, m metav1.ObjectMeta, phase string, conds []metav1.
 // appTree is App → Deployment → ReplicaSets → Pods, Service, ConfigMap.
 func (s *Snapshot) appTree(a *mooringv1.App) *Node {
 	n := mooringNode("App", a.ObjectMeta, string(a.Status.Phase), a.Status.Conditions)
-	n.Ready = ratio(a.Status.AvailableReplicas, ptr.Deref(a.Spec.Replicas, 1))
+	n.Ready = ratio(a.Status.AvailableReplicas, appDesiredReplicas(a))
 	n.Details = append(n.Details, value("image", a.Spec.Image))
 	s.addDeploymentChildren(n, a)
 	return n
+}
+
+// appDesiredReplicas is the count an App's pods are measured against: what the operator
+// reports it wants (the autoscaler's count when autoscaled), or the spec before it has.
+func appDesiredReplicas(a *mooringv1.App) int32 {
+	if a.Status.DesiredReplicas > 0 {
+		return a.Status.DesiredReplicas
+	}
+	return ptr.Deref(a.Spec.Replicas, 1)
 }
 
 // cacheTree is CacheInstance → Deployment → ReplicaSets → Pods, Service, PDB.

@@ -50,7 +50,7 @@ var kindOrder = []string{"apps", "cacheinstances", "databaseclusters", "backups"
 
 var kindSpecs = map[string]*kindSpec{
 	"apps": {Resource: "apps", Kind: "App", Title: "Apps", ReplicasPath: "spec.replicas", Editable: true,
-		Columns: []column{{"Image", "spec.image", false}, {"Replicas", "spec.replicas", false}, {"Available", "status.availableReplicas", false},
+		Columns: []column{{"Image", "spec.image", false}, {"Replicas", "status.desiredReplicas", false}, {"Available", "status.availableReplicas", false},
 			{"Phase", "status.phase", false}, {"Age", "metadata.creationTimestamp", true}},
 		Form: []input{nameInput,
 			{Name: "image", Label: "Image", Path: "spec.image", Type: "text", Required: true, Help: "For example nginx:1.27."},

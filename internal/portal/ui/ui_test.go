@@ -357,7 +357,7 @@ func seedNamespace(h *harness) {
 	h.res.put("team-a", "apps", map[string]any{
 		"metadata": map[string]any{"name": "web", "creationTimestamp": now.Add(-90 * time.Minute).UTC().Format(time.RFC3339), "resourceVersion": "7"},
 		"spec":     map[string]any{"image": "nginx:1.27", "replicas": int64(2), "port": int64(80), "env": []any{map[string]any{"name": "MODE", "value": "prod"}}},
-		"status": map[string]any{"phase": "NotReady", "availableReplicas": int64(1), "conditions": []any{
+		"status": map[string]any{"phase": "NotReady", "desiredReplicas": int64(2), "availableReplicas": int64(1), "conditions": []any{
 			map[string]any{"type": "Ready", "status": "False", "reason": "Rollout", "message": "1 of 2 " + hostile},
 			map[string]any{"type": "Progressing", "status": "True", "reason": "Fine", "message": "TRUE-CONDITION-HIDDEN"},
 		}},
