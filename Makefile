@@ -84,7 +84,7 @@ bench: tools build ## Benchmark against envtest (hack/opbench): 1000 and 100 Cac
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) hack/bench/run.sh bench
 
 .PHONY: bench-fleet
-bench-fleet: tools build ## The long benchmark (~30 min on 2 cores): 10,000 Apps over 10 namespaces, a cold restart re-check and 2 minutes of churn; table and JSON in bin/bench.
+bench-fleet: tools build ## The long benchmark (~13 min on 2 cores): 10,000 Apps over 10 namespaces, a cold restart re-check and 2 minutes of churn; table and JSON in bin/bench.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) hack/bench/run.sh fleet
 
 .PHONY: bench-go
