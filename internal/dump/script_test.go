@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mooringhq/mooring/internal/localcluster"
 )
 
 // The scripts run for real here, against a PostgreSQL server the test starts, so that the
@@ -132,7 +133,11 @@ func startPostgreSQL(t *testing.T) *postgres {
 		t.Fatal("no PostgreSQL server binaries (initdb, postgres, pg_ctl) in /usr/lib/postgresql/*/bin or on PATH: " +
 			"install Debian's postgresql package (apt-get install -y postgresql); .ci/run does this in CI")
 	}
-	pg := &postgres{binDir: binDir, port: freePort(t)}
+	port, err := localcluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := &postgres{binDir: binDir, port: port}
 	root, err := os.MkdirTemp("", "mooring-pg-")
 	if err != nil {
 		t.Fatal(err)
@@ -225,16 +230,6 @@ func hasServer(dir string) bool {
 		}
 	}
 	return true
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // scriptCommand runs a script the way the Job does, sh -c with only the given environment
