@@ -220,7 +220,14 @@ func valueSets() map[string]map[string]any {
 				"prometheusRule": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}},
 				"dashboards":     map[string]any{"enabled": true, "namespace": "grafana", "labels": map[string]any{"team": "platform"}},
 			},
-			"portal": map[string]any{"enabled": true, "replicas": 3, "image": map[string]any{"tag": "v0.1.0"}},
+			"portal": map[string]any{"enabled": true, "replicas": 3, "image": map[string]any{"tag": "v0.1.0"},
+				"resources":    map[string]any{"requests": map[string]any{"cpu": "50m", "memory": "96Mi"}, "limits": map[string]any{"memory": "192Mi"}},
+				"nodeSelector": map[string]any{"kubernetes.io/os": "linux"},
+				"tolerations":  []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "platform", "effect": "NoSchedule"}},
+				"affinity": map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+					"weight": int64(100), "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname",
+						"labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "mooring-portal"}}}}}}},
+			},
 		},
 		"minimal": {
 			"replicas": 1,
@@ -262,6 +269,7 @@ func TestSchemaRejectsWrongValues(t *testing.T) {
 		"digest":           {map[string]any{"image": map[string]any{"digest": "latest"}}, "digest"},
 		"monitor interval": {map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"interval": "often"}}}, "interval"},
 		"portal replicas":  {map[string]any{"portal": map[string]any{"replicas": "two"}}, "replicas"},
+		"portal selector":  {map[string]any{"portal": map[string]any{"nodeSelector": map[string]any{"zone": 3}}}, "nodeSelector"},
 		"portal key":       {map[string]any{"portal": map[string]any{"enable": true}}, "enable"},
 	}
 	for name, tc := range tests {

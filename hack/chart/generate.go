@@ -26,18 +26,20 @@ const (
 
 // Placeholders survive YAML marshalling and are then replaced by template actions.
 const (
-	nsPlaceholder             = "HELM-RELEASE-NAMESPACE"
-	dashboardsNSPlaceholder   = "HELM-DASHBOARDS-NAMESPACE"
-	intervalPlaceholder       = "HELM-SERVICEMONITOR-INTERVAL"
-	portalImagePlaceholder    = "HELM-PORTAL-IMAGE"
-	portalReplicasPlaceholder = "HELM-PORTAL-REPLICAS"
-	labelsKey                 = "mooring.dev/helm-labels"
-	extraLabelsKey            = "mooring.dev/helm-extra-labels"
-	crdAnnotationsKey         = "mooring.dev/helm-crd-annotations"
-	caInjectionKey            = "mooring.dev/helm-ca-injection"
-	placeholderValue          = "placeholder"
-	conversionCRDName         = "databaseclusters.mooring.dev"
-	webhookConfigKinds        = "MutatingWebhookConfiguration ValidatingWebhookConfiguration"
+	nsPlaceholder              = "HELM-RELEASE-NAMESPACE"
+	dashboardsNSPlaceholder    = "HELM-DASHBOARDS-NAMESPACE"
+	intervalPlaceholder        = "HELM-SERVICEMONITOR-INTERVAL"
+	portalImagePlaceholder     = "HELM-PORTAL-IMAGE"
+	portalReplicasPlaceholder  = "HELM-PORTAL-REPLICAS"
+	portalResourcesPlaceholder = "HELM-PORTAL-RESOURCES"
+	portalSchedulingKey        = "mooring.dev/helm-portal-scheduling"
+	labelsKey                  = "mooring.dev/helm-labels"
+	extraLabelsKey             = "mooring.dev/helm-extra-labels"
+	crdAnnotationsKey          = "mooring.dev/helm-crd-annotations"
+	caInjectionKey             = "mooring.dev/helm-ca-injection"
+	placeholderValue           = "placeholder"
+	conversionCRDName          = "databaseclusters.mooring.dev"
+	webhookConfigKinds         = "MutatingWebhookConfiguration ValidatingWebhookConfiguration"
 )
 
 // placeholders maps each placeholder to the template action that replaces it.
@@ -47,7 +49,23 @@ var placeholders = []string{
 	intervalPlaceholder, "{{ .Values.metrics.serviceMonitor.interval }}",
 	portalImagePlaceholder, `{{ include "mooring.portalImage" . }}`,
 	portalReplicasPlaceholder, "{{ .Values.portal.replicas }}",
+	portalResourcesPlaceholder, "{{- toYaml .Values.portal.resources | nindent 10 }}",
 }
+
+// portalScheduling replaces portalSchedulingKey in the portal's pod spec: the same
+// scheduling values as the operator's Deployment, each left out when empty.
+const portalScheduling = `{{- with .Values.portal.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.portal.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.portal.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}`
 
 // escape keeps what looks like a template action in the sources (alert templates such
 // as {{ $labels.controller }}, Grafana legends) as text in the rendered objects.
@@ -156,6 +174,7 @@ func (src source) template(u *unstructured.Unstructured) ([]byte, error) {
 	text = replaceLine(text, extraLabelsKey, "{{- with "+extra+" }}\n    {{- toYaml . | nindent 4 }}\n    {{- end }}")
 	text = replaceLine(text, crdAnnotationsKey, `{{- include "mooring.crdAnnotations" . | nindent 4 }}`)
 	text = replaceLine(text, caInjectionKey, `{{- include "mooring.caInjection" . | nindent 4 }}`)
+	text = replaceLine(text, portalSchedulingKey, portalScheduling)
 	condition := ""
 	switch {
 	case isCRD:
@@ -171,7 +190,8 @@ func (src source) template(u *unstructured.Unstructured) ([]byte, error) {
 	return []byte(text), nil
 }
 
-// replaceLine swaps the metadata line "    <key>: placeholder" for action.
+// replaceLine swaps the line "<indent><key>: placeholder" for action (indented by at least
+// four spaces: metadata or deeper; an action that starts with "{{-" trims the indent).
 func replaceLine(text, key, action string) string {
 	return strings.ReplaceAll(text, "    "+key+": "+placeholderValue+"\n", "    "+action+"\n")
 }

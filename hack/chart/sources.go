@@ -86,6 +86,14 @@ var sources = []source{
 			if err := unstructured.SetNestedField(u.Object, portalReplicasPlaceholder, "spec", "replicas"); err != nil {
 				return err
 			}
+			// config/portal's resources become the default of portal.resources (values.yaml);
+			// the drift test renders the defaults and compares them with config/portal.
+			if err := setEach(u, portalResourcesPlaceholder, "spec", "template", "spec", "containers", "resources"); err != nil {
+				return err
+			}
+			if err := unstructured.SetNestedField(u.Object, placeholderValue, "spec", "template", "spec", portalSchedulingKey); err != nil {
+				return err
+			}
 			return setEach(u, portalImagePlaceholder, "spec", "template", "spec", "containers", "image")
 		},
 	},

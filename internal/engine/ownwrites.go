@@ -88,22 +88,18 @@ func (w *ownWrites) failed(gvk schema.GroupVersionKind, obj client.Object) {
 	}
 }
 
-// take removes one pending resourceVersion (or token) of obj and reports whether there was one.
-func (w *ownWrites) take(gvk schema.GroupVersionKind, obj client.Object, resourceVersion string) bool {
+// take removes one pending resourceVersion (or token) of obj, if there is one.
+func (w *ownWrites) take(gvk schema.GroupVersionKind, obj client.Object, resourceVersion string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	k := writeKey{gvk, obj.GetNamespace(), obj.GetName()}
-	e, ok := w.pending[k]
-	if !ok {
-		return false
-	}
+	e := w.pending[k]
 	for i, rv := range e.resourceVersions {
 		if rv == resourceVersion {
 			w.removeAt(k, e, i)
-			return true
+			return
 		}
 	}
-	return false
 }
 
 // removeAt drops the i-th pending resourceVersion of entry e, and the entry once empty.
