@@ -17,22 +17,15 @@ import (
 // set, its HorizontalPodAutoscaler (nil when there is none); how a rollout reads as a
 // phase and conditions is shared with every Deployment-backed kind (package rollout).
 func deriveStatus(app *mooringv1.App, d *appsv1.Deployment, hpa *autoscalingv2.HorizontalPodAutoscaler, pods []corev1.Pod) {
-	r := rollout.Evaluate(rollout.Observe(wantedReplicas(app, d), d).WithPods(pods))
+	// The phase measures the pods against the count the REPLICAS column shows, so an
+	// autoscaled App is not Running below its autoscaler's minimum.
+	app.Status.DesiredReplicas = desiredReplicas(app, d, hpa)
+	r := rollout.Evaluate(rollout.Observe(app.Status.DesiredReplicas, d).WithPods(pods))
 	app.Status.Replicas = d.Status.Replicas
 	app.Status.AvailableReplicas = d.Status.AvailableReplicas
-	app.Status.DesiredReplicas = desiredReplicas(app, d, hpa)
 	app.Status.Selector = labels.SelectorFromSet(engine.SelectorLabels(Component, app.Name)).String()
 	app.Status.Phase = mooringv1.AppPhase(r.Phase)
 	r.SetConditions(app)
-}
-
-// wantedReplicas is spec.replicas, or while an autoscaler owns the count, the count it
-// set on the Deployment.
-func wantedReplicas(app *mooringv1.App, d *appsv1.Deployment) int32 {
-	if app.Spec.Autoscaling != nil && d.Spec.Replicas != nil {
-		return *d.Spec.Replicas
-	}
-	return ptr.Deref(app.Spec.Replicas, 1)
 }
 
 // desiredReplicas is status.desiredReplicas, the number of pods the App wants now. Without

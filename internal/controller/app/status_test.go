@@ -127,3 +127,29 @@ func TestDeriveWaitingStatusDesiredReplicas(t *testing.T) {
 		t.Errorf("desiredReplicas %d phase %s, want 3 and Pending", app.Status.DesiredReplicas, app.Status.Phase)
 	}
 }
+
+// An autoscaled App whose Deployment still runs one pod (the HPA has not made its first
+// pass) is not Running below the autoscaler's minimum of 2: the phase measures the pods
+// against status.desiredReplicas, the count kubectl shows.
+func TestAutoscaledAppIsNotRunningBelowItsMinimum(t *testing.T) {
+	app := newApp(func(a *mooringv1.App) {
+		a.Spec.Replicas = nil
+		a.Spec.Autoscaling = &mooringv1.AppAutoscaling{MinReplicas: ptr.To[int32](2), MaxReplicas: 5}
+	})
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Generation: 1},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1},
+	}
+	deriveStatus(app, d, nil, nil)
+	if app.Status.DesiredReplicas != 2 || app.Status.Phase == mooringv1.AppRunning {
+		t.Fatalf("desired %d phase %s, want desired 2 and not Running with 1 pod available", app.Status.DesiredReplicas, app.Status.Phase)
+	}
+	// The HPA scales to its minimum and both pods become available: Running.
+	d.Spec.Replicas = ptr.To[int32](2)
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2}
+	deriveStatus(app, d, nil, nil)
+	if app.Status.Phase != mooringv1.AppRunning {
+		t.Fatalf("phase %s with 2 of 2 available, want Running", app.Status.Phase)
+	}
+}
