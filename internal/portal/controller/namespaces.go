@@ -31,7 +31,9 @@ func grantedNamespaces(o client.Object) []string {
 // created may now be: a namespace created, or one seen with a new UID (deleted and
 // created again while the watch was down, so the informer reports an update). Deletion
 // needs nothing: the namespace's own bindings go with it and their delete events
-// already reconcile the user, and label or status changes grant nothing.
+// already reconcile the user (whose create, refused while the namespace terminates, is
+// retried with back-off and then every 2 minutes once it is gone), and label or status
+// changes grant nothing.
 var namespaceArrived = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return true },
 	UpdateFunc:  func(e event.UpdateEvent) bool { return e.ObjectOld.GetUID() != e.ObjectNew.GetUID() },

@@ -3,10 +3,11 @@ package server
 // The portal's own permissions, generated into config/portal/rbac by `make manifests`.
 // They let it keep users, their hash Secrets and signing keys, keep (and watch, for the
 // bindings reconciler) users' bindings to the three Mooring roles (bind is limited to
-// those roles by name), watch namespaces' metadata (so a namespace granted before it
-// existed gets its bindings when it is created), elect a leader with a Lease (and its event), and impersonate
-// nothing but ServiceAccounts of the users namespace and the role groups. Everything a
-// user does is authorized by the API server as that user.
+// those roles by name), list and watch namespaces (metadata only, so a namespace
+// granted before it existed gets its bindings when it is created), elect a leader with
+// a Lease (and its event), and impersonate nothing but ServiceAccounts of the users
+// namespace and the role groups. Everything a user does is authorized by the API server
+// as that user.
 //
 // +kubebuilder:rbac:groups=portal.mooring.dev,resources=users,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=portal.mooring.dev,resources=users/status,verbs=get;update
