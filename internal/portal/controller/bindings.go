@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,7 +20,9 @@ import (
 )
 
 // missingNamespaceRetry is how soon a developer's binding in a namespace that does not
-// exist (yet) is tried again; namespaces are not watched, they are not the portal's.
+// exist (yet) is tried again. A namespace's creation already reconciles the users it
+// was granted to (see namespaceArrived); this is the safety net should that event be
+// lost.
 const missingNamespaceRetry = 2 * time.Minute
 
 // BindingsReconciler reconciles one user, keyed by the user's id (the label every
@@ -90,14 +93,21 @@ func byUserID(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: id}}}
 }
 
-// SetupWithManager registers the reconciler: Users, and the bindings the manager's
-// cache holds (only those labelled with a user id, see NewManager).
+// SetupWithManager registers the reconciler: Users, the bindings the manager's cache
+// holds (only those labelled with a user id, see NewManager), and the metadata of
+// Namespaces, so a namespace created after it was granted gets its bindings at once.
 func (r *BindingsReconciler) SetupWithManager(mgr manager.Manager) error {
+	// The context only bounds getting the informer, which does not wait before Start.
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &portalv1alpha1.User{}, grantedNamespaceIndex, grantedNamespaces); err != nil {
+		return fmt.Errorf("index Users by granted namespace: %w", err)
+	}
 	h := handler.EnqueueRequestsFromMapFunc(byUserID)
 	return builder.ControllerManagedBy(mgr).
 		Named("portal-bindings").
 		Watches(&portalv1alpha1.User{}, h).
 		Watches(&rbacv1.RoleBinding{}, h).
 		Watches(&rbacv1.ClusterRoleBinding{}, h).
+		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.usersOfNamespace),
+			builder.WithPredicates(namespaceArrived)).
 		Complete(r)
 }

@@ -48,8 +48,14 @@ func bindingsOf(id string) ([]string, error) {
 
 func waitBindings(t *testing.T, id, what string, want ...string) {
 	t.Helper()
+	waitBindingsWithin(t, converge, id, what, want...)
+}
+
+// waitBindingsWithin polls until the user's bindings are exactly want, for at most timeout.
+func waitBindingsWithin(t *testing.T, timeout time.Duration, id, what string, want ...string) {
+	t.Helper()
 	slices.Sort(want)
-	testutil.Eventually(t, converge, what, func() error {
+	testutil.Eventually(t, timeout, what, func() error {
 		got, err := bindingsOf(id)
 		if err != nil {
 			return err

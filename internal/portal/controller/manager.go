@@ -37,8 +37,11 @@ type Options struct {
 	LeaderElection bool
 }
 
-// NewManager returns a manager running the bindings reconciler. Its cache holds Users
-// and only the bindings labelled with a portal user id: never the cluster's others.
+// NewManager returns a manager running the bindings reconciler. Its cache holds Users,
+// only the bindings labelled with a portal user id (never the cluster's others), and the
+// metadata of every Namespace: those are not the portal's and cannot be narrowed by a
+// label, but they are few and their metadata small, and watching them is what lets a
+// namespace created after it was granted get its bindings within seconds.
 func NewManager(o Options) (manager.Manager, error) {
 	owned, err := labels.NewRequirement(portalv1alpha1.IDLabel, selection.Exists, nil)
 	if err != nil {
@@ -48,6 +51,8 @@ func NewManager(o Options) (manager.Manager, error) {
 	scheme := o.Scheme
 	mgr, err := manager.New(o.Rest, manager.Options{
 		Scheme: scheme,
+		// Namespaces need no entry: the watch asks for their metadata only (no labels
+		// or spec to select on), cluster-wide.
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&rbacv1.RoleBinding{}:        {Label: sel},
 			&rbacv1.ClusterRoleBinding{}: {Label: sel},
