@@ -233,6 +233,16 @@ func TestStorageGrowth(t *testing.T) {
 	if err := env.Client.Create(ctx, pvc); err != nil {
 		t.Fatal(err)
 	}
+	// A claim not bound yet says nothing about resizing: no StorageResized condition
+	// (before, a new database read "not yet 1Gi; the storage class must allow volume
+	// expansion" until its claims were bound).
+	testutil.Settle(t)
+	if err := env.Client.Get(ctx, key, db); err != nil {
+		t.Fatal(err)
+	}
+	if c := condition(db, database.ConditionStorageResized); c != nil {
+		t.Fatalf("StorageResized %+v with only a pending claim, want no condition", c)
+	}
 	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound,
 		Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}
 	if err := env.Client.Status().Update(ctx, pvc); err != nil {

@@ -74,28 +74,35 @@ func dataClaims(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) 
 	return list.Items, nil
 }
 
-// storageStatus reports whether every data volume has reached the requested size.
+// storageStatus reports whether every bound data volume has reached the requested size.
+// A claim not bound yet (a new replica's, or any while the provisioner works) has no
+// capacity to compare: it says nothing about resizing, and counting it would tell the
+// user of a new database that its storage class must allow volume expansion.
 func storageStatus(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], want resource.Quantity) error {
 	db := s.Object
 	pvcs, err := dataClaims(ctx, s)
 	if err != nil {
 		return err
 	}
-	waiting := 0
+	bound, waiting := 0, 0
 	for _, pvc := range pvcs {
+		if pvc.Status.Phase != corev1.ClaimBound {
+			continue
+		}
+		bound++
 		if capacity, ok := pvc.Status.Capacity[corev1.ResourceStorage]; !ok || capacity.Cmp(want) < 0 {
 			waiting++
 		}
 	}
 	switch {
-	case len(pvcs) == 0:
+	case bound == 0:
 		// Nothing bound yet: nothing to report about resizing.
 	case waiting > 0:
 		engine.SetCondition(db, ConditionStorageResized, metav1.ConditionFalse, ReasonExpanding, fmt.Sprintf(
-			"%d of %d data volumes are not yet %s; the storage class must allow volume expansion.", waiting, len(pvcs), want.String()))
+			"%d of %d data volumes are not yet %s; the storage class must allow volume expansion.", waiting, bound, want.String()))
 	default:
 		engine.SetCondition(db, ConditionStorageResized, metav1.ConditionTrue, ReasonResized,
-			fmt.Sprintf("All %d data volumes have %s.", len(pvcs), want.String()))
+			fmt.Sprintf("All %d data volumes have %s.", bound, want.String()))
 		db.Status.StorageSize = &want
 	}
 	return nil
