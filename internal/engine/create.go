@@ -50,7 +50,7 @@ func (s *Scope[T]) create(ctx context.Context, gvk schema.GroupVersionKind, desi
 	}
 	// desired becomes the live child, as after an apply.
 	reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(obj).Elem())
-	s.written(gvk, desired, changeCreated, false)
+	s.written(gvk, desired, changeCreated)
 	return true, nil
 }
 

@@ -46,20 +46,26 @@ func (s *Scope[T]) upgradeOwnership(ctx context.Context, gvk schema.GroupVersion
 	m.SetGroupVersionKind(gvk)
 	m.SetName(key.Name)
 	m.SetNamespace(key.Namespace)
-	s.writes.expectUpdate(gvk, m)
-	err := s.Client.Patch(ctx, m, client.RawPatch(types.JSONPatchType, renameCreateEntry), client.FieldOwner(FieldOwner))
-	if err != nil {
-		s.writes.failed(gvk, m)
-	}
+	err := s.patchOwnership(ctx, gvk, m, renameCreateEntry)
 	switch {
 	case err == nil:
 		ownershipConversions.WithLabelValues(gvk.Kind, conversionRenamed).Inc()
-		s.writes.record(gvk, m)
 		return nil
 	case !apierrors.IsInvalid(err):
-		return fmt.Errorf("take over field owners of %s %s: %w", gvk.Kind, key.Name, err)
+		return err
 	}
 	return s.upgradeOwnershipByRead(ctx, gvk, key)
+}
+
+// patchOwnership sends one JSON patch of the child m names, as an own write.
+func (s *Scope[T]) patchOwnership(ctx context.Context, gvk schema.GroupVersionKind, m *metav1.PartialObjectMetadata, patch []byte) error {
+	err := s.writes.update(gvk, m, func() error {
+		return s.Client.Patch(ctx, m, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldOwner))
+	})
+	if err != nil {
+		return fmt.Errorf("take over field owners of %s %s: %w", gvk.Kind, m.GetName(), err)
+	}
+	return nil
 }
 
 // upgradeOwnershipByRead is upgradeOwnership's general path: any order of entries, any
@@ -88,13 +94,10 @@ func (s *Scope[T]) upgradeOwnershipByRead(ctx context.Context, gvk schema.GroupV
 	if err != nil {
 		return err
 	}
-	s.writes.expectUpdate(gvk, m)
-	if err := s.Client.Patch(ctx, m, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(FieldOwner)); err != nil {
-		s.writes.failed(gvk, m)
-		return fmt.Errorf("take over field owners of %s %s: %w", gvk.Kind, key.Name, err)
+	if err := s.patchOwnership(ctx, gvk, m, patch); err != nil {
+		return err
 	}
 	ownershipConversions.WithLabelValues(gvk.Kind, conversionRead).Inc()
-	s.writes.record(gvk, m)
 	return nil
 }
 

@@ -81,6 +81,19 @@ func (w *ownWrites) record(gvk schema.GroupVersionKind, obj client.Object) {
 	w.add(gvk, obj, obj.GetResourceVersion())
 }
 
+// update sends one update of a child (a patch or an apply) with send, announced before
+// and recorded after, so that its watch event does not queue the owner again. result
+// names the child before send and holds what the API server returned after it.
+func (w *ownWrites) update(gvk schema.GroupVersionKind, result client.Object, send func() error) error {
+	w.expectUpdate(gvk, result)
+	if err := send(); err != nil {
+		w.failed(gvk, result)
+		return err
+	}
+	w.record(gvk, result)
+	return nil
+}
+
 // failed withdraws the token of an update that was not made.
 func (w *ownWrites) failed(gvk schema.GroupVersionKind, obj client.Object) {
 	if w != nil {

@@ -112,3 +112,23 @@ func TestOwnWritesForgetsWhatNeverCame(t *testing.T) {
 		t.Fatalf("a write whose event never came is kept after %v (%d pending)", ownWriteTTL, len(w.pending))
 	}
 }
+
+// update announces a write and records its result; a write that fails leaves nothing
+// expected, so the next update event (someone else's) queues the owner.
+func TestOwnWritesUpdate(t *testing.T) {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	w := newOwnWrites()
+	c := cm("")
+	if err := w.update(gvk, c, func() error { c.ResourceVersion = "7"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !w.expected(gvk, cm("7"), false) || len(w.pending) != 0 {
+		t.Fatalf("the written resourceVersion 7 was not the one expected; pending %v", w.pending)
+	}
+	if err := w.update(gvk, cm(""), func() error { return fmt.Errorf("refused") }); err == nil {
+		t.Fatal("the send's error was lost")
+	}
+	if w.expected(gvk, cm("8"), false) {
+		t.Fatal("a failed write left an expectation that hides another writer's update")
+	}
+}

@@ -193,26 +193,22 @@ func (s *Scope[T]) live(ctx context.Context, gvk schema.GroupVersionKind, desire
 // in desired.
 func (s *Scope[T]) apply(ctx context.Context, gvk schema.GroupVersionKind, desired client.Object, want map[string]any) error {
 	u := &unstructured.Unstructured{Object: want}
-	s.writes.expectUpdate(gvk, desired)
-	if err := s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		s.writes.failed(gvk, desired)
+	err := s.writes.update(gvk, u, func() error {
+		return s.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	})
+	if err != nil {
 		return fmt.Errorf("apply %s %s: %w", gvk.Kind, desired.GetName(), err)
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, desired); err != nil {
 		return err
 	}
-	s.written(gvk, desired, changeUpdated, true)
+	s.written(gvk, desired, changeUpdated)
 	return nil
 }
 
-// written counts, logs and remembers a write of child obj, for the reconcile's event and
-// (with expect) so that the watch event it causes does not queue the owner again; every
-// write announced itself before it was sent (ownwrites.go).
-func (s *Scope[T]) written(gvk schema.GroupVersionKind, obj client.Object, verb string, expect bool) {
-	if expect {
-		s.writes.record(gvk, obj)
-	}
+// written counts and logs a write of child obj and remembers it for the reconcile's
+// event. (Its watch event was taken care of when the write was sent: ownwrites.go.)
+func (s *Scope[T]) written(gvk schema.GroupVersionKind, obj client.Object, verb string) {
 	childWrites.WithLabelValues(gvk.Kind, verb).Inc()
 	s.Log.Info("Applied child", "kind", gvk.Kind, "child", klog.KObj(obj), "result", verb)
 	s.changes = append(s.changes, change{kind: gvk.Kind, name: obj.GetName(), verb: verb})
