@@ -245,14 +245,9 @@ func (f *fakeResources) Create(_ context.Context, _ *services.Caller, ns, kind s
 	return &unstructured.Unstructured{Object: body}, nil
 }
 
-func (f *fakeResources) Update(_ context.Context, _ *services.Caller, ns, kind, name string, body map[string]any) (*unstructured.Unstructured, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := invalidImage(body); err != nil {
-		return nil, err
-	}
-	f.put(ns, kind, body)
-	return &unstructured.Unstructured{Object: body}, nil
+// Update replaces the object as Create stores it: the fake keeps no versions.
+func (f *fakeResources) Update(ctx context.Context, c *services.Caller, ns, kind, _ string, body map[string]any) (*unstructured.Unstructured, error) {
+	return f.Create(ctx, c, ns, kind, body)
 }
 
 func (f *fakeResources) Patch(_ context.Context, _ *services.Caller, ns, kind, name string, patch []byte) (*unstructured.Unstructured, error) {
