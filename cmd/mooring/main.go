@@ -16,12 +16,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/mooringhq/mooring/internal/manager"
 	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
+	"github.com/mooringhq/mooring/internal/metricsauth"
 	"github.com/mooringhq/mooring/internal/tracing"
 )
 
@@ -68,7 +68,7 @@ func main() {
 	}
 	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: secureMetrics}
 	if secureMetrics {
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 	perf.apply(log)
 	mgr, err := manager.New(perf.restConfig(ctrl.GetConfigOrDie()), ctrl.Options{
