@@ -80,11 +80,11 @@ fuzz: ## Fuzz longer than `make test` (which runs only the seeds): each conversi
 	go test -run '^$$' -fuzz '^FuzzChildrenValid$$' -fuzztime $$(( $(FUZZ_EXECS) / 10 ))x ./internal/controller
 
 .PHONY: bench
-bench: tools build ## Benchmark against envtest (hack/opbench): 1000 and 100 CacheInstances against the API server's floor, and 1000 beside unrelated Secrets and ConfigMaps; table and JSON in bin/bench.
+bench: tools ## Benchmark against envtest (hack/opbench): 1000 and 100 CacheInstances against the API server's floor, and 1000 beside unrelated Secrets and ConfigMaps; table and JSON in bin/bench.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) hack/bench/run.sh bench
 
 .PHONY: bench-fleet
-bench-fleet: tools build ## The long benchmark (~13 min on 2 cores): 10,000 Apps over 10 namespaces, a cold restart re-check and 2 minutes of churn; table and JSON in bin/bench.
+bench-fleet: tools ## The long benchmark (~13 min on 2 cores): 10,000 Apps over 10 namespaces, a cold restart re-check and 2 minutes of churn; table and JSON in bin/bench.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) hack/bench/run.sh fleet
 
 .PHONY: bench-go

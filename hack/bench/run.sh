@@ -3,7 +3,8 @@
 #   hack/bench/run.sh bench        1000 and 100 CacheInstances, and 1000 with unrelated objects
 #   hack/bench/run.sh cache        only the 1000 CacheInstances against the floor (~3 min)
 #   hack/bench/run.sh fleet        10,000 Apps over 10 namespaces, restart re-check, churn
-# Environment: MOORING (operator binary, default bin/mooring), OUT (results directory,
+# Environment: MOORING (operator binary; by default the checkout's, built as the image
+# builds it: static, without symbols), OUT (results directory,
 # default bin/bench), N_CACHE (1000), N_FLEET (10000), IDLE (60s), PROFILE (seconds of CPU
 # profile of kube-apiserver and the operator from the first create; off by default, as it
 # costs CPU), OPBENCH_ARGS (extra flags).
@@ -11,7 +12,6 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 suite=${1:-bench}
-mooring=${MOORING:-$root/bin/mooring}
 out=${OUT:-$root/bin/bench}
 assets=${KUBEBUILDER_ASSETS:-$root/bin/k8s}
 n_cache=${N_CACHE:-1000}
@@ -19,6 +19,13 @@ n_fleet=${N_FLEET:-10000}
 idle=${IDLE:-60s}
 mkdir -p "$out"
 go build -o "$root/bin/opbench" "$root/hack/opbench"
+mooring=${MOORING:-}
+if [ -z "$mooring" ]; then
+  # As hack/image compiles it: what runs in a cluster is what is measured (no cgo, so no
+  # libc mapped into the process; no symbol tables, which are never loaded anyway).
+  mooring=$out/mooring
+  (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$mooring" ./cmd/mooring)
+fi
 opbench=$root/bin/opbench
 
 # A serving certificate for the webhook server. envtest has no webhook configurations
