@@ -19,8 +19,8 @@ type ttlEntry[V any] struct {
 	expires time.Time
 }
 
-func newTTLCache[V any](max int) *ttlCache[V] {
-	return &ttlCache[V]{max: max, entries: map[string]ttlEntry[V]{}}
+func newTTLCache[V any](capacity int) *ttlCache[V] {
+	return &ttlCache[V]{max: capacity, entries: map[string]ttlEntry[V]{}}
 }
 
 // get returns the value stored under key unless it has expired at now.

@@ -173,7 +173,7 @@ func TestSecureMetricsEndpoint(t *testing.T) {
 		if err != nil {
 			return 0, "", err
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		body, err := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body), err
 	}
