@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,11 +51,8 @@ type CertOptions struct {
 // needed. The returned channel closes once the certificate is on disk: register webhooks
 // only then, because the webhook server reads it when it starts.
 func AddCertRotation(mgr ctrl.Manager, o CertOptions) (<-chan struct{}, error) {
-	if err := ensureSecret(mgr.GetConfig(), o.Secret); err != nil {
-		return nil, err
-	}
 	ready := make(chan struct{})
-	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+	cr := &rotator.CertRotator{
 		SecretKey:      o.Secret,
 		CertDir:        o.CertDir,
 		CAName:         "mooring-ca",
@@ -70,9 +68,14 @@ func AddCertRotation(mgr ctrl.Manager, o CertOptions) (<-chan struct{}, error) {
 		// Every replica serves webhooks, so every replica needs the certificate, not
 		// only the leader.
 		RequireLeaderElection: false,
-	})
-	if err != nil {
+	}
+	// AddRotator fills in the rotator's defaults (validity, key usages, file names), which
+	// ensureSecret issues the first certificates with.
+	if err := rotator.AddRotator(mgr, cr); err != nil {
 		return nil, fmt.Errorf("add certificate rotation: %w", err)
+	}
+	if err := ensureSecret(mgr.GetConfig(), o.Secret, func() (map[string][]byte, error) { return issue(cr) }); err != nil {
+		return nil, err
 	}
 	if o.WriteFiles {
 		// Once now, so that the webhook server can start before the caches sync (see
@@ -85,4 +88,21 @@ func AddCertRotation(mgr ctrl.Manager, o CertOptions) (<-chan struct{}, error) {
 		}
 	}
 	return ready, nil
+}
+
+// issue makes a CA and a serving certificate signed by it, as the rotator's own first
+// pass does (same validity, an hour of clock skew allowed, same Secret keys), so the
+// rotator finds them valid and keeps them.
+func issue(cr *rotator.CertRotator) (map[string][]byte, error) {
+	now := time.Now()
+	begin := now.Add(-time.Hour)
+	ca, err := cr.CreateCACert(begin, now.Add(cr.CaCertDuration))
+	if err != nil {
+		return nil, err
+	}
+	cert, key, err := cr.CreateCertPEM(ca, begin, now.Add(cr.ServerCertDuration))
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{"ca.crt": ca.CertPEM, "ca.key": ca.KeyPEM, cr.CertName: cert, cr.KeyName: key}, nil
 }

@@ -22,12 +22,19 @@ import (
 // Secret: an API server that is still starting (or restarting) gets this long.
 const secretCreateTimeout = time.Minute
 
-// ensureSecret creates the (empty) certificate Secret when it does not exist. The rotator
-// fills a Secret but cannot create one, and fails the operator's start without it; with a
-// Secret created here, a fresh install (or one whose Secret was deleted) issues new
-// certificates instead. It runs before the manager starts, so the rotator's first read
-// finds the Secret; creating is idempotent, so replicas starting together do not race.
-func ensureSecret(cfg *rest.Config, key types.NamespacedName) error {
+// ensureSecret creates the certificate Secret when it does not exist, holding what issue
+// returns. The rotator fills a Secret but cannot create one, and fails the operator's
+// start without it. It runs before the manager starts, so the rotator's first read
+// finds the Secret; creating is idempotent, so replicas starting together do not race
+// (the first to create wins; the others use its certificates).
+//
+// The Secret is created complete, with a CA and serving certificate, rather than empty
+// for the rotator to fill: on an empty Secret the rotator's start-up pass and its
+// webhook reconciler both issue certificates at once, and a fresh install logged a
+// write conflict and "secret is not well-formed, missing ca.crt" before settling
+// (TestSelfManagedCertificates). A Secret someone else created empty is still filled
+// by the rotator.
+func ensureSecret(cfg *rest.Config, key types.NamespacedName, issue func() (map[string][]byte, error)) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("certificate Secret %s: %w", key, err)
@@ -45,10 +52,17 @@ func ensureSecret(cfg *rest.Config, key types.NamespacedName) error {
 		if _, err := cs.CoreV1().Secrets(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{}); err == nil {
 			return true, nil
 		}
+		if secret.Data == nil {
+			data, err := issue()
+			if err != nil {
+				return false, fmt.Errorf("issue the first webhook certificate: %w", err)
+			}
+			secret.Data = data
+		}
 		_, lastErr = cs.CoreV1().Secrets(key.Namespace).Create(ctx, secret, metav1.CreateOptions{FieldManager: "mooring"})
 		switch {
 		case lastErr == nil:
-			ctrl.Log.WithName("cert-rotation").Info("Created the webhook certificate Secret; certificates will be issued", "secret", key)
+			ctrl.Log.WithName("cert-rotation").Info("Created the webhook certificate Secret with a new CA and serving certificate", "secret", key)
 			return true, nil
 		case apierrors.IsAlreadyExists(lastErr):
 			return true, nil
