@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -57,13 +59,47 @@ func (l *errorLog) get() []string {
 	return append([]string(nil), l.entries...)
 }
 
+// certCaseEnv names the case a child test process runs (see TestSelfManagedCertificates).
+const certCaseEnv = "MOORING_CERT_TEST_CASE"
+
 // TestSelfManagedCertificates starts the webhooks as `--webhook-cert-management=self` does
-// on a fresh install: Mooring issues its CA and serving certificate into its Secret,
-// injects the CA into both webhook configurations and the DatabaseCluster CRD's
-// conversion, becomes ready, and logs no error on the way. (Restarts over an existing
-// Secret are covered by test/faults, with the real binary: the rotator's controller
-// name can be registered only once per process.)
+// on a fresh install, with the certificate Secret missing (`make run`) and shipped empty
+// (config/webhook and the chart, so that uninstalling removes it): Mooring issues its CA
+// and serving certificate into the Secret, injects the CA into both webhook
+// configurations and the DatabaseCluster CRD's conversion, becomes ready, and logs no
+// error on the way. (Restarts over a filled Secret are covered by test/faults, with the
+// real binary.)
+//
+// Each case runs in a test process of its own, with its own API server: the rotator
+// registers a controller name, which controller-runtime allows once per process.
 func TestSelfManagedCertificates(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		empty bool
+	}{{"missing", false}, {"empty", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if os.Getenv(certCaseEnv) != tc.name {
+				runCase(t, tc.name)
+				return
+			}
+			selfManagedCertificates(t, tc.empty)
+		})
+	}
+}
+
+// runCase runs one case of TestSelfManagedCertificates in a child process and fails with
+// its output unless the case ran and passed.
+func runCase(t *testing.T, name string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.v", "-test.count=1", "-test.run=^TestSelfManagedCertificates$/^"+name+"$")
+	cmd.Env = append(os.Environ(), certCaseEnv+"="+name)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestSelfManagedCertificates/"+name) {
+		t.Fatalf("case %s in a child process: %v\n%s", name, err, out)
+	}
+}
+
+func selfManagedCertificates(t *testing.T, shippedEmpty bool) {
 	errs := &errorLog{}
 	logf.SetLogger(errs.logger())
 	env := &envtest.Environment{
@@ -89,6 +125,11 @@ func TestSelfManagedCertificates(t *testing.T) {
 	secret := types.NamespacedName{Namespace: "mooring-system", Name: "mooring-webhook-server-cert"}
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secret.Namespace}}); err != nil {
 		t.Fatal(err)
+	}
+	if shippedEmpty {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secret.Namespace, Name: secret.Name}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	first := startWebhooks(t, cfg, secret)
