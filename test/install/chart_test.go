@@ -2,7 +2,9 @@ package install
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -62,6 +64,8 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	if err := testutil.Poll(time.Minute, func() error { return devenv.WebhooksReady(ctx, suite.Config) }); err != nil {
 		t.Fatalf("the operator did not inject its CA into the chart's webhooks and CRD: %v", err)
 	}
+	// The chart ships the certificate Secret empty; filling it must not trip the rotator.
+	checkNoErrors(t, filepath.Join(suite.StateDir, "mooring.log"), "cert-rotation")
 	suite.WaitField(t, 30*time.Second, "", dbCRD, ".status.storedVersions", `["v1alpha1"]`)
 	for _, manifest := range databaseClusters {
 		suite.Apply(t, userNS, manifest) // through the chart's webhooks, served on the host
@@ -78,6 +82,10 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	}
 	suite.WaitField(t, 30*time.Second, "", dbCRD, ".status.storedVersions", `["v1alpha1","v1beta1"]`)
 	checkSame(t, "after the upgrade, before the rollout", before, readBothVersions(t))
+	// Objects may still be stored as v1alpha1, so the API server must refuse to drop it.
+	if out, err := suite.Run(dropV1alpha1("--dry-run=server")...); err == nil || !strings.Contains(err.Error(), "storedVersions") {
+		t.Fatalf("dropping v1alpha1 before the migration: err=%v, output %q; want a refusal naming storedVersions", err, out)
+	}
 
 	// The Deployment's image changed, so its pods roll: the old operator goes, and the new
 	// one must become ready alone, then migrate the stored objects. While no operator runs,
@@ -97,6 +105,17 @@ func TestInstallUpgradeUninstall(t *testing.T) {
 	suite.WaitField(t, 2*time.Minute, "", dbCRD, ".status.storedVersions", `["v1beta1"]`)
 	checkStoredAs(t, "mooring.dev/v1beta1")
 	checkSame(t, "after the storage version migration", before, readBothVersions(t))
+
+	// What the migration is for: the next release can drop v1alpha1 from the CRD, and
+	// every object is still there, unchanged, through v1beta1.
+	suite.MustRun(t, dropV1alpha1()...)
+	suite.WaitField(t, 30*time.Second, "", dbCRD, ".spec.versions[*].name", "v1beta1")
+	for name := range databaseClusters {
+		if out, err := suite.Run("get", "databaseclusters.v1alpha1.mooring.dev", "-n", userNS, name); err == nil {
+			t.Errorf("v1alpha1 is still served after it was dropped: %s", out)
+		}
+	}
+	checkSame(t, "after v1alpha1 was dropped", onlyV1beta1(before), readVersions(t, "v1beta1"))
 
 	// Uninstall: the operator's pods go first (the release deletes its RBAC too).
 	if err := op.Stop(); err != nil {
@@ -162,8 +181,14 @@ func checkStoredAs(t *testing.T, apiVersion string) {
 // whose spec is compared in full.
 func readBothVersions(t *testing.T) map[string]map[string]any {
 	t.Helper()
+	return readVersions(t, "v1alpha1", "v1beta1")
+}
+
+// readVersions is readBothVersions through the given versions only.
+func readVersions(t *testing.T, versions ...string) map[string]map[string]any {
+	t.Helper()
 	out := map[string]map[string]any{}
-	for _, version := range []string{"v1alpha1", "v1beta1"} {
+	for _, version := range versions {
 		for name := range databaseClusters {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(schema.GroupVersionKind{Group: "mooring.dev", Version: version, Kind: "DatabaseCluster"})
@@ -174,6 +199,25 @@ func readBothVersions(t *testing.T) map[string]map[string]any {
 		}
 	}
 	return out
+}
+
+// onlyV1beta1 keeps the v1beta1 entries of readBothVersions' result.
+func onlyV1beta1(all map[string]map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for key, fields := range all {
+		if strings.HasPrefix(key, "v1beta1/") {
+			out[key] = fields
+		}
+	}
+	return out
+}
+
+// dropV1alpha1 is the kubectl command that removes v1alpha1 from the DatabaseCluster CRD,
+// as a release after the migration would; the test operation makes it fail rather than
+// remove another version if the order of versions ever changes.
+func dropV1alpha1(flags ...string) []string {
+	return append([]string{"patch", dbCRD, "--type=json", "-p",
+		`[{"op":"test","path":"/spec/versions/0/name","value":"v1alpha1"},{"op":"remove","path":"/spec/versions/0"}]`}, flags...)
 }
 
 func userFields(u *unstructured.Unstructured) map[string]any {
@@ -245,4 +289,19 @@ func checkUninstalled(t *testing.T, manifest string, before map[string]map[strin
 		}
 	}
 	t.Logf("uninstalled; %d CRDs and %d DatabaseClusters kept", kept, len(databaseClusters))
+}
+
+// checkNoErrors fails for every error-level line of logger in an operator's JSON log.
+func checkNoErrors(t *testing.T, path, logger string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var entry struct{ Level, Logger, Msg, Error string }
+		if json.Unmarshal([]byte(line), &entry) == nil && entry.Level == "error" && entry.Logger == logger {
+			t.Errorf("the operator logged an error from %s: %s: %s", logger, entry.Msg, entry.Error)
+		}
+	}
 }
