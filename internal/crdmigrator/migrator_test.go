@@ -3,7 +3,6 @@ package crdmigrator_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -12,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/mooringhq/mooring/internal/crdmigrator"
 	"github.com/mooringhq/mooring/internal/testutil"
@@ -22,26 +21,14 @@ import (
 var c client.Client
 
 func TestMain(m *testing.M) {
-	env := &envtest.Environment{BinaryAssetsDirectory: testutil.AssetsDir()}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start envtest:", err)
-		os.Exit(1)
-	}
-	migrator, err := crdmigrator.New(cfg)
-	if err == nil {
+	testutil.MainAPIServer(m, func(cfg *rest.Config) error {
+		migrator, err := crdmigrator.New(cfg)
+		if err != nil {
+			return err
+		}
 		c = migrator.Client
-	}
-	code := 1
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	} else {
-		code = m.Run()
-	}
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop envtest:", err)
-	}
-	os.Exit(code)
+		return nil
+	})
 }
 
 // widgetCRD has two versions of one schema, so the API server converts between them

@@ -3,7 +3,6 @@ package metricsauth_test
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
@@ -33,18 +31,10 @@ import (
 var admin *rest.Config
 
 func TestMain(m *testing.M) {
-	env := &envtest.Environment{BinaryAssetsDirectory: testutil.AssetsDir()}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start envtest:", err)
-		os.Exit(1)
-	}
-	admin = cfg
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop envtest:", err)
-	}
-	os.Exit(code)
+	testutil.MainAPIServer(m, func(cfg *rest.Config) error {
+		admin = cfg
+		return nil
+	})
 }
 
 // identities are ServiceAccounts of one test and their tokens.

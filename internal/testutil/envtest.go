@@ -156,3 +156,25 @@ func Main(m *testing.M, set func(*Env)) {
 	}
 	os.Exit(code)
 }
+
+// MainAPIServer is a package's TestMain when its tests need only an API server and etcd
+// (no CRDs, no manager): it starts them, hands the admin configuration to set, runs the
+// tests unless set fails, stops them and exits with the tests' code.
+func MainAPIServer(m *testing.M, set func(cfg *rest.Config) error) {
+	env := &envtest.Environment{BinaryAssetsDirectory: AssetsDir()}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start envtest:", err)
+		os.Exit(1)
+	}
+	code := 1
+	if err := set(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop envtest:", err)
+	}
+	os.Exit(code)
+}

@@ -108,7 +108,7 @@ func ensureSecret(cfg *rest.Config, key types.NamespacedName, issue func() (map[
 		if lastErr != nil {
 			err = lastErr
 		}
-		return fmt.Errorf("create the webhook certificate Secret %s: %w", key, err)
+		return fmt.Errorf("create or fill the webhook certificate Secret %s: %w", key, err)
 	}
 	return nil
 }
