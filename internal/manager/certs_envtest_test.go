@@ -132,18 +132,26 @@ func selfManagedCertificates(t *testing.T, shippedEmpty bool) {
 		}
 	}
 
-	first := startWebhooks(t, cfg, secret)
-	var s corev1.Secret
-	if err := c.Get(ctx, secret, &s); err != nil {
-		t.Fatal(err)
-	}
-	ca := s.Data["ca.crt"]
-	for _, key := range []string{"ca.crt", "ca.key", "tls.crt", "tls.key"} {
-		if len(s.Data[key]) == 0 {
-			t.Errorf("the certificate Secret has no %s", key)
+	var ca []byte
+	first := startWebhooks(t, cfg, secret, func() {
+		// Before the manager (and with it the rotator) starts, the Secret holds
+		// certificates and every target carries its CA: the rotator then has nothing to
+		// write, and no stale-cache update of its own to conflict with.
+		var s corev1.Secret
+		if err := c.Get(ctx, secret, &s); err != nil {
+			t.Fatal(err)
 		}
-	}
-	testutil.Eventually(t, testutil.DefaultTimeout, "the CA injected into both webhook configurations and the CRD", func() error {
+		for _, key := range []string{"ca.crt", "ca.key", "tls.crt", "tls.key"} {
+			if len(s.Data[key]) == 0 {
+				t.Errorf("the certificate Secret has no %s before the manager starts", key)
+			}
+		}
+		ca = s.Data["ca.crt"]
+		if err := injected(ctx, c, ca); err != nil {
+			t.Errorf("before the manager starts: %v", err)
+		}
+	})
+	testutil.Eventually(t, testutil.DefaultTimeout, "the CA still injected into both webhook configurations and the CRD", func() error {
 		return injected(ctx, c, ca)
 	})
 	first()
@@ -153,8 +161,9 @@ func selfManagedCertificates(t *testing.T, shippedEmpty bool) {
 }
 
 // startWebhooks runs a manager with the webhooks and self-managed certificates until
-// its readiness check passes, and returns the function that stops it.
-func startWebhooks(t *testing.T, cfg *rest.Config, secret types.NamespacedName) (stop func()) {
+// its readiness check passes, and returns the function that stops it. beforeStart runs
+// after the webhooks are set up and before the manager starts.
+func startWebhooks(t *testing.T, cfg *rest.Config, secret types.NamespacedName, beforeStart func()) (stop func()) {
 	t.Helper()
 	port, err := localcluster.FreePort()
 	if err != nil {
@@ -174,6 +183,7 @@ func startWebhooks(t *testing.T, cfg *rest.Config, secret types.NamespacedName) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	beforeStart()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

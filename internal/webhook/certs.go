@@ -77,6 +77,10 @@ func AddCertRotation(mgr ctrl.Manager, o CertOptions) (<-chan struct{}, error) {
 	if err := ensureSecret(mgr.GetConfig(), o.Secret, func() (map[string][]byte, error) { return issue(cr) }); err != nil {
 		return nil, err
 	}
+	// And its CA is in every target before the rotator starts (see injectStoredCA).
+	if err := injectStoredCA(mgr.GetConfig(), o.Secret); err != nil {
+		return nil, err
+	}
 	if o.WriteFiles {
 		// Once now, so that the webhook server can start before the caches sync (see
 		// AwaitCertificate); then on every change.
