@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/portal/services"
 )
 
 // grantedNamespaceIndex indexes Users in the manager's cache by the namespaces their
@@ -17,14 +18,13 @@ import (
 const grantedNamespaceIndex = "portal.mooring.dev/granted-namespace"
 
 // grantedNamespaces is the index function of grantedNamespaceIndex: the namespaces a
-// User gets RoleBindings in (a developer's; other roles' namespaces are ignored, as in
-// services.Bindings.Desired).
+// User gets RoleBindings in, as services.Bindings.Desired binds them.
 func grantedNamespaces(o client.Object) []string {
 	u, ok := o.(*portalv1alpha1.User)
-	if !ok || u.Spec.Role != portalv1alpha1.RoleDeveloper {
+	if !ok {
 		return nil
 	}
-	return u.Spec.Namespaces
+	return services.RoleBindingNamespaces(u)
 }
 
 // namespaceArrived passes the Namespace events after which a binding that could not be

@@ -62,6 +62,16 @@ func (b *Bindings) subject(u *portalv1alpha1.User) []rbacv1.Subject {
 	return []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: id.ServiceAccount, Namespace: b.imp.Namespace()}}
 }
 
+// RoleBindingNamespaces returns the namespaces u gets a RoleBinding in: a developer's
+// namespaces. Admins and auditors are bound cluster-wide, so any namespaces they list
+// grant nothing.
+func RoleBindingNamespaces(u *portalv1alpha1.User) []string {
+	if u.Spec.Role != portalv1alpha1.RoleDeveloper {
+		return nil
+	}
+	return u.Spec.Namespaces
+}
+
 // Desired returns the bindings u should have; pure, for tests.
 func (b *Bindings) Desired(u *portalv1alpha1.User) ([]rbacv1.ClusterRoleBinding, []rbacv1.RoleBinding) {
 	role := b.roles[u.Spec.Role]
@@ -71,7 +81,7 @@ func (b *Bindings) Desired(u *portalv1alpha1.User) ([]rbacv1.ClusterRoleBinding,
 		return []rbacv1.ClusterRoleBinding{{ObjectMeta: b.meta(u, ""), RoleRef: ref, Subjects: b.subject(u)}}, nil
 	case portalv1alpha1.RoleDeveloper:
 		var rbs []rbacv1.RoleBinding
-		for _, ns := range u.Spec.Namespaces {
+		for _, ns := range RoleBindingNamespaces(u) {
 			rbs = append(rbs, rbacv1.RoleBinding{ObjectMeta: b.meta(u, ns), RoleRef: ref, Subjects: b.subject(u)})
 		}
 		return nil, rbs
