@@ -65,14 +65,14 @@ func (c *config) completeExtras() error {
 // heap at their edges and taking CPU profiles during the load.
 func (b *bench) converge(ctx context.Context, pre opStats) error {
 	m := b.res.Memory
-	m.HeapBeforeLoad = b.heap()
+	m.HeapBeforeLoad = b.heap("before-load")
 	profiles := b.profile(ctx)
 	defer profiles.Wait()
 	conv, err := b.load(ctx, pre)
 	if err != nil {
 		return err
 	}
-	m.HeapConverged = b.heap()
+	m.HeapConverged = b.heap("converged")
 	if m.HeapConverged > 0 {
 		m.HeapPerCachedObject = round3((m.HeapConverged - m.HeapBeforeLoad) / float64(m.CachedObjects))
 	}
@@ -84,7 +84,7 @@ func (b *bench) converge(ctx context.Context, pre opStats) error {
 			return err
 		}
 		if m.HeapConverged > 0 {
-			m.HeapAfterIdle = b.heap()
+			m.HeapAfterIdle = b.heap("after-idle")
 			m.HeapPerCachedObject = round3((m.HeapAfterIdle - m.HeapBeforeLoad) / float64(m.CachedObjects))
 		}
 	}
@@ -120,13 +120,23 @@ type memRes struct {
 }
 
 // heap makes the operator collect garbage (with --gc-url) and returns its heap in use.
-func (b *bench) heap() float64 {
+// With --profile-seconds, what the GC URL answers (a heap profile, when it is pprof's) is
+// kept in the workdir as operator-heap-PHASE.pprof.
+func (b *bench) heap(phase string) float64 {
 	if b.mgr == nil || b.mgr.metricsURL == "" {
 		return 0
 	}
 	if b.c.gcURL != "" {
 		if resp, err := http.Get(substituteTokens(b.c.gcURL, b.mgr.tokens)); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
+			w := io.Discard
+			if b.c.profileSeconds > 0 && resp.StatusCode == http.StatusOK {
+				path := filepath.Join(b.workdir, "operator-heap-"+phase+".pprof")
+				if f, err := os.Create(path); err == nil {
+					defer func() { _ = f.Close(); b.log.printf("profile: %s", path) }()
+					w = f
+				}
+			}
+			_, _ = io.Copy(w, resp.Body)
 			_ = resp.Body.Close()
 		}
 	}

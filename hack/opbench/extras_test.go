@@ -1,6 +1,10 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,5 +45,46 @@ func TestRowUsesHeapAfterIdle(t *testing.T) {
 	// run N ready floor ratio ms/CR writes/CR events/CR ... heap at index 16
 	if cols[2] != "20.00" || cols[4] != "2.00x" || cols[5] != "20.00" || cols[7] != "1.00" || cols[16] != "1000" {
 		t.Fatalf("row %q", cols)
+	}
+}
+
+// TestHeapKeepsProfiles checks that a heap reading forces the GC through --gc-url,
+// reads go_memstats_heap_alloc_bytes, and, only with --profile-seconds, keeps what the
+// GC URL answered as operator-heap-PHASE.pprof.
+func TestHeapKeepsProfiles(t *testing.T) {
+	var gcs int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/debug/pprof/heap":
+			gcs++
+			_, _ = w.Write([]byte("heap-profile-bytes"))
+		case "/metrics":
+			_, _ = w.Write([]byte("# TYPE go_memstats_heap_alloc_bytes gauge\ngo_memstats_heap_alloc_bytes 12345\n"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	for _, seconds := range []int{0, 5} {
+		dir := t.TempDir()
+		b := &bench{
+			c:       &config{gcURL: srv.URL + "/debug/pprof/heap?gc=1", profileSeconds: seconds},
+			log:     &logger{t0: time.Now(), quiet: true},
+			workdir: dir,
+			mgr:     &managerProc{metricsURL: srv.URL + "/metrics"},
+		}
+		if got := b.heap("converged"); got != 12345 {
+			t.Errorf("profile-seconds %d: heap %v, want 12345 from the metrics", seconds, got)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "operator-heap-converged.pprof"))
+		switch {
+		case seconds > 0 && string(data) != "heap-profile-bytes":
+			t.Errorf("profile-seconds %d: kept %q (%v), want the GC URL's answer", seconds, data, err)
+		case seconds == 0 && err == nil:
+			t.Errorf("profile-seconds 0: a heap profile was kept, want none")
+		}
+	}
+	if gcs != 2 {
+		t.Errorf("the GC URL was called %d times, want once per reading (2)", gcs)
 	}
 }
