@@ -43,7 +43,8 @@ type BackupStorage struct {
 	Size *resource.Quantity `json:"size,omitempty"`
 
 	// ExistingClaim names a PersistentVolumeClaim in the Backup's namespace to write the
-	// dumps to instead.
+	// dumps to instead. Until it exists the Backup is Pending (reason ClaimNotFound) and
+	// has no CronJob.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional

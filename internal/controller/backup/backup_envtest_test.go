@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -490,4 +491,58 @@ func TestCronJobSuspendedWhileDatabaseGone(t *testing.T) {
 	}
 	makeRunning(t, createDB(t, ns, "orders"))
 	testutil.WaitFor(t, env.Client, key, &batchv1.CronJob{}, "CronJob resumed with the new database", suspended(false))
+}
+
+// A Backup that names its own volume (spec.storage.existingClaim) waits, with a condition
+// and a Warning event and no CronJob, while that volume does not exist: a dump Job would
+// sit Pending on it. It starts as soon as the volume appears (the on-demand watch of
+// volume metadata), mounts it, and neither changes nor creates a volume of its own.
+func TestBackupWaitsForExistingClaim(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "ledger")
+	makeRunning(t, db)
+	b := createBackup(t, ns, "weekly", "ledger", func(b *mooringv1.Backup) { b.Spec.Storage.ExistingClaim = "team-dumps" })
+	key := client.ObjectKeyFromObject(b)
+	got := waitReady(t, key, metav1.ConditionFalse, backup.ReasonClaimNotFound, mooringv1.BackupPending)
+	if c := meta.FindStatusCondition(got.Status.Conditions, engine.ConditionReady); !strings.Contains(c.Message, "team-dumps") {
+		t.Errorf("message %q does not name the claim", c.Message)
+	}
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonClaimNotFound, "weekly")
+	if err := env.Client.Get(ctx, key, &batchv1.CronJob{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a CronJob exists while its volume is missing (err %v)", err)
+	}
+
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "team-dumps", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if err := env.Client.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, env.Client, key, &batchv1.CronJob{}, "CronJob weekly on the user's volume", func(c *batchv1.CronJob) error {
+		if v := c.Spec.JobTemplate.Spec.Template.Spec.Volumes; len(v) == 0 || v[0].PersistentVolumeClaim == nil || v[0].PersistentVolumeClaim.ClaimName != "team-dumps" {
+			return fmt.Errorf("volumes %+v", v)
+		}
+		return nil
+	})
+	waitReady(t, key, metav1.ConditionTrue, backup.ReasonScheduled, mooringv1.BackupScheduled)
+	after := &corev1.PersistentVolumeClaim{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(claim), after); err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != claim.ResourceVersion {
+		t.Errorf("the user's volume was written (resourceVersion %s, created at %s)", after.ResourceVersion, claim.ResourceVersion)
+	}
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "weekly-storage"}, &corev1.PersistentVolumeClaim{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a volume of Mooring's own was made beside the existing claim (err %v)", err)
+	}
+	testutil.ExpectNoWrites(t, backup.Component, 1, func() {
+		testutil.Update(t, env.Client, key, &mooringv1.Backup{}, func(b *mooringv1.Backup) {
+			b.Annotations = map[string]string{"example.com/touched": "yes"}
+		})
+	})
 }

@@ -13,11 +13,13 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
@@ -44,6 +46,9 @@ type Handler struct {
 	// APIReader reads past the cache, which holds only Mooring's labelled objects: to tell
 	// a volume the cache has not seen yet from one somebody else made.
 	APIReader client.Reader
+	// Claims holds the metadata of every PersistentVolumeClaim once a Backup names one in
+	// spec.storage.existingClaim (the claimsWatch on-demand watch fills it).
+	Claims client.Reader
 }
 
 // Owned lists the kinds the engine applies and prunes for a Backup: the CronJob. Jobs are
@@ -74,9 +79,14 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if db == nil {
+	if db != nil {
+		if err := h.checkExistingClaim(ctx, s, &o); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if o.waitReason != "" {
 		// Nothing can be dumped yet. A CronJob that exists is kept as it is (its Jobs and
-		// history go with it); the DatabaseCluster watch brings the Backup back.
+		// history go with it); the DatabaseCluster or claim watch brings the Backup back.
 		s.KeepChildren()
 		live := &batchv1.CronJob{}
 		if err := s.Client.Get(ctx, client.ObjectKeyFromObject(b), live); err == nil {
@@ -319,6 +329,27 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	}); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &mooringv1.Backup{}, ExistingClaimField, func(o client.Object) []string {
+		if name := o.(*mooringv1.Backup).Spec.Storage.ExistingClaim; name != "" {
+			return []string{name}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	// The manager's cache holds only Mooring's labelled volumes; existingClaim may name
+	// any. A second cache holds the metadata (never the spec) of all of them, from the
+	// first Backup that names one.
+	claims, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+	})
+	if err != nil {
+		return fmt.Errorf("cache for existing claims: %w", err)
+	}
+	if err := mgr.Add(claims); err != nil {
+		return err
+	}
 	c := mgr.GetClient()
 	backupsOfDatabase := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 		list := &mooringv1.BackupList{}
@@ -338,8 +369,12 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: l[engine.InstanceLabel]}}}
 	})
-	return engine.SetupWithManager[*mooringv1.Backup](mgr, Handler{APIReader: mgr.GetAPIReader()}, engine.Options{
+	return engine.SetupWithManager[*mooringv1.Backup](mgr, Handler{APIReader: mgr.GetAPIReader(), Claims: claims}, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
+		OnDemand: []engine.OnDemandWatch{{
+			Name:   claimsWatch,
+			Source: source.Kind(claims, client.Object(pvcMetadata()), backupsOfClaim(c)),
+		}},
 	}, func(b *builder.Builder) {
 		b.Watches(&v1beta1.DatabaseCluster{}, backupsOfDatabase, builder.WithPredicates(databaseChanged)).
 			Watches(&batchv1.Job{}, backupOfJob).

@@ -10,6 +10,7 @@ const (
 const (
 	ReasonDatabaseNotFound   = "DatabaseNotFound"
 	ReasonDatabaseNotRunning = "DatabaseNotRunning"
+	ReasonClaimNotFound      = "ClaimNotFound"
 	ReasonScheduled          = "Scheduled"
 	ReasonSuspended          = "Suspended"
 	ReasonBackupSucceeded    = "BackupSucceeded"

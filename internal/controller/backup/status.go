@@ -14,8 +14,9 @@ import (
 
 // observed is what one reconcile saw, for deriveStatus.
 type observed struct {
-	// waitReason and waitMessage say why the database cannot be backed up yet; empty when
-	// it is Running.
+	// waitReason and waitMessage say why the database cannot be backed up yet (it is not
+	// Running, or the volume named in spec.storage.existingClaim is missing); empty when
+	// nothing stands in the way.
 	waitReason, waitMessage string
 	// databaseGone is true when the database does not exist or is being deleted: no later
 	// run can succeed, so the schedule is suspended.
