@@ -4,7 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // OwnerIndex is a cache index of Mooring's children (and their pods) by the object they
@@ -37,4 +42,27 @@ func IndexChildren(ctx context.Context, indexer client.FieldIndexer, objs ...cli
 // object name of the kind component: its children, or its pods.
 func ChildrenOf(component, name string) client.ListOption {
 	return client.MatchingFields{OwnerIndex: ownerIndexValue(component, name)}
+}
+
+// EnqueueByIndex maps an object to the objects, of the kind newList lists, in its
+// namespace whose field index names it: a Secret to the DatabaseClusters using it, a
+// DatabaseCluster or a volume to the Backups of it. Reading through an index, the mapping
+// costs the same however many objects share the namespace.
+func EnqueueByIndex(c client.Reader, newList func() client.ObjectList, field string) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := newList()
+		if err := c.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{field: o.GetName()}); err != nil {
+			// A cache list fails only when the index is missing: a programming error.
+			logf.FromContext(ctx).Error(err, "List by index", "field", field, "value", o.GetName())
+			return nil
+		}
+		var reqs []reconcile.Request
+		_ = meta.EachListItem(list, func(item runtime.Object) error {
+			if obj, ok := item.(client.Object); ok {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+			}
+			return nil
+		})
+		return reqs
+	})
 }

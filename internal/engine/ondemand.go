@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
@@ -49,4 +51,23 @@ func (o *onDemandWatches) start(name string) error {
 	}
 	o.started[name] = true
 	return nil
+}
+
+// NewReferenceCache adds to the manager a cache of its own for objects Mooring reads but
+// does not own (a ConfigMap an App's envFrom names, a volume a Backup writes to), which
+// the manager's cache, holding only Mooring's labelled objects, does not have. Read and
+// watch them as metadata only (metav1.PartialObjectMetadata): their data is never needed.
+// Its informers start with the first read or on-demand watch of a kind.
+func NewReferenceCache(mgr ctrl.Manager) (cache.Cache, error) {
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cache for referenced objects: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

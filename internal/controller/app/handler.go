@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -174,14 +173,8 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	}
 	// The manager's cache holds only Mooring's labelled ConfigMaps; spec.envFrom may name
 	// any. A second cache holds the metadata (never the data) of all of them.
-	references, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		DefaultTransform: cache.TransformStripManagedFields(),
-	})
+	references, err := engine.NewReferenceCache(mgr)
 	if err != nil {
-		return fmt.Errorf("cache for referenced ConfigMaps: %w", err)
-	}
-	if err := mgr.Add(references); err != nil {
 		return err
 	}
 	c := mgr.GetClient()

@@ -8,8 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/engine"
@@ -63,20 +61,4 @@ func (h Handler) checkExistingClaim(ctx context.Context, s *engine.Scope[*moorin
 		s.Event(corev1.EventTypeWarning, o.waitReason, "Reconcile", o.waitMessage)
 	}
 	return nil
-}
-
-// backupsOfClaim maps a PersistentVolumeClaim to the Backups naming it in
-// spec.storage.existingClaim, read through ExistingClaimField.
-func backupsOfClaim(c client.Reader) handler.EventHandler {
-	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		list := &mooringv1.BackupList{}
-		if err := c.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{ExistingClaimField: o.GetName()}); err != nil {
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for _, b := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
-		}
-		return reqs
-	})
 }

@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -340,28 +339,13 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	// The manager's cache holds only Mooring's labelled volumes; existingClaim may name
 	// any. A second cache holds the metadata (never the spec) of all of them, from the
 	// first Backup that names one.
-	claims, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		DefaultTransform: cache.TransformStripManagedFields(),
-	})
+	claims, err := engine.NewReferenceCache(mgr)
 	if err != nil {
-		return fmt.Errorf("cache for existing claims: %w", err)
-	}
-	if err := mgr.Add(claims); err != nil {
 		return err
 	}
 	c := mgr.GetClient()
-	backupsOfDatabase := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		list := &mooringv1.BackupList{}
-		if err := c.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{DatabaseRefField: o.GetName()}); err != nil {
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for _, b := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
-		}
-		return reqs
-	})
+	backups := func() client.ObjectList { return &mooringv1.BackupList{} }
+	backupsOfDatabase := engine.EnqueueByIndex(c, backups, DatabaseRefField)
 	backupOfJob := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		l := o.GetLabels()
 		if l[engine.ComponentLabel] != Component || l[engine.InstanceLabel] == "" {
@@ -373,7 +357,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
 		OnDemand: []engine.OnDemandWatch{{
 			Name:   claimsWatch,
-			Source: source.Kind(claims, client.Object(pvcMetadata()), backupsOfClaim(c)),
+			Source: source.Kind(claims, client.Object(pvcMetadata()), engine.EnqueueByIndex(c, backups, ExistingClaimField)),
 		}},
 	}, func(b *builder.Builder) {
 		b.Watches(&v1beta1.DatabaseCluster{}, backupsOfDatabase, builder.WithPredicates(databaseChanged)).

@@ -97,17 +97,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 		return err
 	}
 	c := mgr.GetClient()
-	clustersUsingSecret := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-		list := &v1beta1.DatabaseClusterList{}
-		if err := c.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{SecretNameField: o.GetName()}); err != nil {
-			return nil
-		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for _, db := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&db)})
-		}
-		return reqs
-	})
+	clustersUsingSecret := engine.EnqueueByIndex(c, func() client.ObjectList { return &v1beta1.DatabaseClusterList{} }, SecretNameField)
 	clusterOfClaim := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		l := o.GetLabels()
 		if l[engine.ComponentLabel] != Component || l[engine.InstanceLabel] == "" {
