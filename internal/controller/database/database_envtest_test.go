@@ -129,6 +129,9 @@ func assertNotLeaked(t *testing.T, ns, secret string) {
 	}
 }
 
+// A DatabaseCluster whose spec.secretName names a Secret that does not exist, then one
+// without a password, waits with SecretReady=False, a Warning event naming what is
+// missing and no StatefulSet; it proceeds as soon as the Secret is complete.
 func TestUserSecretThatAppearsLater(t *testing.T) {
 	ns := env.Namespace(t)
 	db := createDB(t, ns, "late", v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) { d.Spec.SecretName = "my-creds" })
@@ -162,12 +165,32 @@ func TestUserSecretThatAppearsLater(t *testing.T) {
 		t.Fatal("Mooring generated a Secret under a name the user chose")
 	}
 
-	// The Secret appears: the metadata watch and the index bring the cluster back at once.
+	// The Secret appears without a password: the pods could not start, so the cluster
+	// still waits, and says which key is missing.
 	userSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "my-creds", Namespace: ns},
-		StringData: map[string]string{"username": "u", "password": "p"}}
+		StringData: map[string]string{"username": "u"}}
 	if err := env.Client.Create(ctx, userSecret); err != nil {
 		t.Fatal(err)
 	}
+	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "SecretReady=False SecretKeysMissing naming the password key", func(d *v1beta1.DatabaseCluster) error {
+		c := condition(d, database.ConditionSecretReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != database.ReasonSecretKeysMissing || d.Status.Phase != v1beta1.DatabasePending {
+			return fmt.Errorf("SecretReady %+v phase %s", c, d.Status.Phase)
+		}
+		if !strings.Contains(c.Message, `has no "password"`) {
+			return fmt.Errorf("message %q does not name the missing key", c.Message)
+		}
+		return nil
+	})
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonSecretKeysMissing, "late")
+	if err := env.Client.Get(ctx, key, &appsv1.StatefulSet{}); err == nil {
+		t.Fatal("StatefulSet created while its Secret has no password")
+	}
+
+	// The password is added: the metadata watch and the index bring the cluster back at once.
+	testutil.Update(t, env.Client, client.ObjectKeyFromObject(userSecret), &corev1.Secret{}, func(s *corev1.Secret) {
+		s.StringData = map[string]string{"password": "p"}
+	})
 	testutil.WaitFor(t, env.Client, key, &appsv1.StatefulSet{}, "StatefulSet once the Secret exists", func(*appsv1.StatefulSet) error { return nil })
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "SecretReady=True", func(d *v1beta1.DatabaseCluster) error {
 		if c := condition(d, database.ConditionSecretReady); c == nil || c.Status != metav1.ConditionTrue {

@@ -30,7 +30,11 @@ import (
 const SecretNameField = "spec.secretName"
 
 // Handler plugs the DatabaseCluster kind into the engine.
-type Handler struct{}
+type Handler struct {
+	// APIReader reads a Secret the user names in spec.secretName past the cache (which
+	// keeps no Secret data) to check that it has the credential keys.
+	APIReader client.Reader
+}
 
 // Owned lists the kinds of a cluster's children that the engine applies and prunes. The
 // credentials Secret is not among them: it is created once and never pruned.
@@ -47,9 +51,9 @@ func (Handler) Validate(*v1beta1.DatabaseCluster) error { return nil }
 
 // Sync makes sure the credentials exist, grows volumes when asked, applies the children
 // and derives status.
-func (Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (ctrl.Result, error) {
+func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (ctrl.Result, error) {
 	db := s.Object
-	secretReady, err := ensureSecret(ctx, s)
+	secretReady, err := h.ensureSecret(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -107,7 +111,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	})
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, Handler{}, engine.Options{
+	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, Handler{APIReader: mgr.GetAPIReader()}, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
 	}, func(b *builder.Builder) {
 		b.Watches(secret, clustersUsingSecret, builder.OnlyMetadata).

@@ -2,7 +2,8 @@ package database
 
 // Condition types of a DatabaseCluster beyond the engine's Ready and Progressing.
 const (
-	// ConditionSecretReady is True when the credentials Secret exists.
+	// ConditionSecretReady is True when the credentials Secret exists (and, when the user
+	// names it, has both credential keys).
 	ConditionSecretReady = "SecretReady"
 	// ConditionStorageResized is True when every data volume has the requested size.
 	ConditionStorageResized = "StorageResized"
@@ -10,14 +11,15 @@ const (
 
 // Condition reasons and event reasons.
 const (
-	ReasonSecretFound      = "SecretFound"
-	ReasonSecretGenerated  = "SecretGenerated"
-	ReasonSecretNotFound   = "SecretNotFound"
-	ReasonAllReplicasReady = "AllReplicasReady"
-	ReasonReplicasNotReady = "ReplicasNotReady"
-	ReasonRollingOut       = "RollingOut"
-	ReasonRolloutComplete  = "RolloutComplete"
-	ReasonResizing         = "Resizing"
-	ReasonExpanding        = "WaitingForVolumeExpansion"
-	ReasonResized          = "Resized"
+	ReasonSecretFound       = "SecretFound"
+	ReasonSecretGenerated   = "SecretGenerated"
+	ReasonSecretNotFound    = "SecretNotFound"
+	ReasonSecretKeysMissing = "SecretKeysMissing"
+	ReasonAllReplicasReady  = "AllReplicasReady"
+	ReasonReplicasNotReady  = "ReplicasNotReady"
+	ReasonRollingOut        = "RollingOut"
+	ReasonRolloutComplete   = "RolloutComplete"
+	ReasonResizing          = "Resizing"
+	ReasonExpanding         = "WaitingForVolumeExpansion"
+	ReasonResized           = "Resized"
 )

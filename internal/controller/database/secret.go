@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,11 +27,23 @@ func secretMeta() *metav1.PartialObjectMetadata {
 // ensureSecret makes sure the credentials Secret exists. Mooring generates it only under
 // the default name and only when it is missing; it never updates or deletes it. A Secret
 // the spec names explicitly is the user's to provide: until it exists the cluster waits.
-func ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, error) {
+func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, error) {
 	db := s.Object
 	key := client.ObjectKey{Namespace: db.Namespace, Name: db.Spec.SecretName}
 	err := s.Client.Get(ctx, key, secretMeta())
 	if err == nil {
+		if db.Spec.SecretName != webhook.CredentialsSecretName(db.Name) {
+			missing, err := h.missingKeys(ctx, key)
+			if err != nil {
+				return false, err
+			}
+			if len(missing) > 0 {
+				setSecretCondition(s, metav1.ConditionFalse, ReasonSecretKeysMissing, fmt.Sprintf(
+					"Secret %s named in spec.secretName has no %s; it needs non-empty keys %q and %q.",
+					key.Name, strings.Join(missing, " or "), UsernameKey, PasswordKey))
+				return false, nil
+			}
+		}
 		setSecretCondition(s, metav1.ConditionTrue, ReasonSecretFound, fmt.Sprintf("Secret %s holds the credentials.", key.Name))
 		return true, nil
 	}
@@ -54,6 +68,25 @@ func ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]
 	s.Event(corev1.EventTypeNormal, engine.EventCreated, "Create", fmt.Sprintf("Generated credentials Secret %s", key.Name))
 	setSecretCondition(s, metav1.ConditionTrue, ReasonSecretGenerated, fmt.Sprintf("Generated Secret %s with a random password.", key.Name))
 	return true, nil
+}
+
+// missingKeys returns the credential keys a user's Secret lacks or holds empty, quoted.
+// A database pod would fail on them (CreateContainerConfigError) with nothing on the
+// DatabaseCluster to say why. The Secret is read past the cache, which keeps only Secret
+// metadata, and only the keys' presence is looked at: no value is kept or logged. Only a
+// Secret the user names is read; the one Mooring generates has both keys.
+func (h Handler) missingKeys(ctx context.Context, key client.ObjectKey) ([]string, error) {
+	secret := &corev1.Secret{}
+	if err := h.APIReader.Get(ctx, key, secret); err != nil {
+		return nil, fmt.Errorf("read Secret %s: %w", key.Name, err)
+	}
+	var missing []string
+	for _, k := range []string{UsernameKey, PasswordKey} {
+		if len(secret.Data[k]) == 0 {
+			missing = append(missing, strconv.Quote(k))
+		}
+	}
+	return missing, nil
 }
 
 // setSecretCondition sets SecretReady and, when the Secret just went missing, records one
