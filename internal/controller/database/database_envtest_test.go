@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/apimetrics"
 	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
@@ -198,6 +200,23 @@ func TestUserSecretThatAppearsLater(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Checked once, the Secret is not read again while its resourceVersion stays.
+	testutil.Settle(t)
+	secretGets := apimetrics.Key{Method: http.MethodGet, Resource: "secrets"}
+	before, reconciles := apimetrics.Snapshot(), testutil.ReconcileCount(t, database.Component)
+	testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) {
+		d.Annotations = map[string]string{"example.com/touched": "yes"}
+	})
+	testutil.Eventually(t, testutil.DefaultTimeout, "a reconcile of the touched cluster", func() error {
+		if got := testutil.ReconcileCount(t, database.Component) - reconciles; got < 1 {
+			return fmt.Errorf("%v reconciles", got)
+		}
+		return nil
+	})
+	if got := apimetrics.Snapshot()[secretGets] - before[secretGets]; got != 0 {
+		t.Errorf("a reconcile over an unchanged Secret read it %v times, want 0", got)
+	}
 }
 
 func TestDatabaseClusterStatus(t *testing.T) {

@@ -34,6 +34,8 @@ type Handler struct {
 	// APIReader reads a Secret the user names in spec.secretName past the cache (which
 	// keeps no Secret data) to check that it has the credential keys.
 	APIReader client.Reader
+	// KeyChecks saves reading that Secret again while it has not changed.
+	KeyChecks *KeyChecks
 }
 
 // Owned lists the kinds of a cluster's children that the engine applies and prunes. The
@@ -111,7 +113,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	})
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, Handler{APIReader: mgr.GetAPIReader()}, engine.Options{
+	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}}, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
 	}, func(b *builder.Builder) {
 		b.Watches(secret, clustersUsingSecret, builder.OnlyMetadata).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,10 +31,11 @@ func secretMeta() *metav1.PartialObjectMetadata {
 func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, error) {
 	db := s.Object
 	key := client.ObjectKey{Namespace: db.Namespace, Name: db.Spec.SecretName}
-	err := s.Client.Get(ctx, key, secretMeta())
+	current := secretMeta()
+	err := s.Client.Get(ctx, key, current)
 	if err == nil {
 		if db.Spec.SecretName != webhook.CredentialsSecretName(db.Name) {
-			missing, err := h.missingKeys(ctx, key)
+			missing, err := h.missingKeys(ctx, key, current.ResourceVersion)
 			if err != nil {
 				return false, err
 			}
@@ -50,6 +52,7 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 	if !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("get Secret %s: %w", key.Name, err)
 	}
+	h.KeyChecks.forget(key)
 	if db.Spec.SecretName != webhook.CredentialsSecretName(db.Name) {
 		setSecretCondition(s, metav1.ConditionFalse, ReasonSecretNotFound, fmt.Sprintf(
 			"Secret %s named in spec.secretName does not exist; create it with keys %q and %q.", key.Name, UsernameKey, PasswordKey))
@@ -74,8 +77,12 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 // A database pod would fail on them (CreateContainerConfigError) with nothing on the
 // DatabaseCluster to say why. The Secret is read past the cache, which keeps only Secret
 // metadata, and only the keys' presence is looked at: no value is kept or logged. Only a
-// Secret the user names is read; the one Mooring generates has both keys.
-func (h Handler) missingKeys(ctx context.Context, key client.ObjectKey) ([]string, error) {
+// Secret the user names is read (the one Mooring generates has both keys), and only when
+// its resourceVersion (from the metadata cache) is not the one last checked.
+func (h Handler) missingKeys(ctx context.Context, key client.ObjectKey, resourceVersion string) ([]string, error) {
+	if missing, ok := h.KeyChecks.lookup(key, resourceVersion); ok {
+		return missing, nil
+	}
 	secret := &corev1.Secret{}
 	if err := h.APIReader.Get(ctx, key, secret); err != nil {
 		return nil, fmt.Errorf("read Secret %s: %w", key.Name, err)
@@ -86,7 +93,53 @@ func (h Handler) missingKeys(ctx context.Context, key client.ObjectKey) ([]strin
 			missing = append(missing, strconv.Quote(k))
 		}
 	}
+	h.KeyChecks.remember(key, secret.ResourceVersion, missing)
 	return missing, nil
+}
+
+// KeyChecks remembers, per user-named Secret, which credential keys the version last
+// read lacked, so that a reconcile reads the Secret only after it changed rather than
+// every time. The zero value is ready to use; a nil *KeyChecks remembers nothing.
+type KeyChecks struct {
+	mu   sync.Mutex
+	seen map[client.ObjectKey]keyCheck
+}
+
+type keyCheck struct {
+	resourceVersion string
+	missing         []string
+}
+
+func (k *KeyChecks) lookup(key client.ObjectKey, resourceVersion string) ([]string, bool) {
+	if k == nil {
+		return nil, false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	c, ok := k.seen[key]
+	return c.missing, ok && c.resourceVersion == resourceVersion
+}
+
+func (k *KeyChecks) remember(key client.ObjectKey, resourceVersion string, missing []string) {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.seen == nil {
+		k.seen = map[client.ObjectKey]keyCheck{}
+	}
+	k.seen[key] = keyCheck{resourceVersion, missing}
+}
+
+// forget drops what is remembered of a Secret that no longer exists.
+func (k *KeyChecks) forget(key client.ObjectKey) {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.seen, key)
 }
 
 // setSecretCondition sets SecretReady and, when the Secret just went missing, records one
