@@ -5,6 +5,7 @@ import (
 	_ "embed" // the scripts
 	"encoding/hex"
 	"strconv"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -186,7 +187,8 @@ func podTemplate(image, script string, env []corev1.EnvVar, v Volume, labels map
 
 // JobName joins base and suffix ("orders", "final-snapshot") into a name a Job can have:
 // at most 63 characters, since its pods carry it as a label. A base too long for that is
-// cut and made unique again with a hash of the whole base.
+// cut and made unique again with a hash of the whole base; the cut drops trailing '-' and
+// '.' so that the joint stays a valid DNS-1123 label ("prod.-hash" is not one).
 func JobName(base, suffix string) string {
 	name := base + "-" + suffix
 	if len(name) <= maxJobName {
@@ -194,7 +196,7 @@ func JobName(base, suffix string) string {
 	}
 	h := ShortHash(base)
 	keep := maxJobName - len(suffix) - len(h) - 2
-	return base[:keep] + "-" + h + "-" + suffix
+	return strings.TrimRight(base[:keep], "-.") + "-" + h + "-" + suffix
 }
 
 // ShortHash is 8 hex characters of the SHA-256 of s: short enough for a name, long enough

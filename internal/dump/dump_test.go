@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
@@ -107,12 +108,13 @@ func TestJobName(t *testing.T) {
 		"short":           {base: "orders", suffix: "final-snapshot", want: "orders-final-snapshot"},
 		"exactly 63":      {base: strings.Repeat("b", 48), suffix: "final-snapshot", want: strings.Repeat("b", 48) + "-final-snapshot"},
 		"long is hashed":  {base: long, suffix: "cleanup", want: long[:46] + "-" + ShortHash(long) + "-cleanup"},
+		"cut at a dot":    {base: "orders-db-nightly-backup-eu-west-prod.example-teamx", suffix: "manual-" + ShortHash("v1"), want: "orders-db-nightly-backup-eu-west-prod-" + ShortHash("orders-db-nightly-backup-eu-west-prod.example-teamx") + "-manual-" + ShortHash("v1")},
 		"manual with key": {base: "nightly", suffix: "manual-" + ShortHash("v1"), want: "nightly-manual-" + ShortHash("v1")},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := JobName(tt.base, tt.suffix)
-			if got != tt.want || len(got) > 63 {
+			if got != tt.want || len(got) > 63 || len(validation.IsDNS1123Label(got)) > 0 {
 				t.Errorf("JobName = %q (%d chars), want %q", got, len(got), tt.want)
 			}
 		})
