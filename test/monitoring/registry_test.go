@@ -10,6 +10,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -78,6 +79,7 @@ func exercise(t *testing.T) (err error) {
 		}
 	}
 	testutil.MarkStatefulSetReady(t, c, client.ObjectKey{Namespace: ns, Name: "orders"})
+	scaleApp(t, client.ObjectKey{Namespace: ns, Name: "web"})
 	key := client.ObjectKey{Namespace: ns, Name: "nightly"}
 	testutil.WaitFor(t, c, key, &mooringv1.Backup{}, "Backup scheduled", func(b *mooringv1.Backup) error {
 		if b.Status.Phase != mooringv1.BackupScheduled {
@@ -99,6 +101,22 @@ func exercise(t *testing.T) (err error) {
 		return nil
 	})
 	return electLeader(t)
+}
+
+// scaleApp waits for the App's Deployment, then changes the App's replicas and waits for
+// the Deployment to follow. The first apply to a created child converts its field
+// ownership, so mooring_child_ownership_conversions_total has a series to list.
+func scaleApp(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	c := env.Client
+	testutil.WaitFor(t, c, key, &appsv1.Deployment{}, "the App's Deployment", func(*appsv1.Deployment) error { return nil })
+	testutil.Update(t, c, key, &mooringv1.App{}, func(a *mooringv1.App) { a.Spec.Replicas = ptr.To[int32](3) })
+	testutil.WaitFor(t, c, key, &appsv1.Deployment{}, "the Deployment at 3 replicas", func(d *appsv1.Deployment) error {
+		if r := ptr.Deref(d.Spec.Replicas, 0); r != 3 {
+			return fmt.Errorf("replicas %d", r)
+		}
+		return nil
+	})
 }
 
 // waitManualJob waits for the Job the backup-now value asked for.
