@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -166,6 +167,33 @@ func TestRuleExpressionsUseExportedMetrics(t *testing.T) {
 			if u := unknown(names, known); len(u) > 0 {
 				t.Errorf("%s uses metrics the operator does not export: %v", r.Alert, u)
 			}
+		}
+	}
+}
+
+// metricLike matches a code span that names a metric of the kinds the operator exports:
+// Mooring's own, controller-runtime's, client-go's and the workqueue's.
+var metricLike = regexp.MustCompile("`((?:mooring|controller_runtime|rest_client|workqueue|leader_election)_[a-z0-9_]+)")
+
+// TestRunbooksCiteExportedMetrics fails when a runbook sends an operator to a metric that
+// the operator does not serve.
+func TestRunbooksCiteExportedMetrics(t *testing.T) {
+	known := knownNames(t)
+	books, err := filepath.Glob(filepath.Join(testutil.RepoRoot(), "docs", "runbooks", "*.md"))
+	if err != nil || len(books) == 0 {
+		t.Fatalf("no runbooks found: %v", err)
+	}
+	for _, path := range books {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cited []string
+		for _, m := range metricLike.FindAllStringSubmatch(string(text), -1) {
+			cited = append(cited, m[1])
+		}
+		if u := unknown(cited, known); len(u) > 0 {
+			t.Errorf("%s cites metrics the operator does not export: %v", filepath.Base(path), u)
 		}
 	}
 }
