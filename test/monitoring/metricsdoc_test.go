@@ -35,8 +35,7 @@ process's ` + "`process_*`" + ` metrics are served too and not listed.
 The ` + "`mooring_resource_*`" + ` and ` + "`mooring_backup_*`" + ` series are computed at scrape time from the
 informer cache and only the elected leader emits them; every replica emits
 ` + "`mooring_build_info`" + ` and ` + "`mooring_webhook_certificate_expiration_timestamp_seconds`" + `.
-` + "`mooring_child_operations_total{result!=\"skipped\"}`" + ` counts the writes to child objects
-(the issue's ` + "`mooring_child_writes_total`" + `).
+` + "`mooring_child_operations_total{result!=\"skipped\"}`" + ` counts the writes to child objects.
 
 | metric | type | labels | help |
 |---|---|---|---|
