@@ -2,12 +2,16 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/mooringhq/mooring/api/v1alpha1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
@@ -34,7 +38,8 @@ func (DatabaseClusterDefaulter) Default(_ context.Context, db *v1beta1.DatabaseC
 	return nil
 }
 
-// DatabaseClusterValidator rejects what CEL cannot express.
+// DatabaseClusterValidator rejects what CEL cannot express, and what CEL checks only for
+// requests made in v1beta1.
 type DatabaseClusterValidator struct{}
 
 // ValidateCreate checks a new cluster.
@@ -42,10 +47,27 @@ func (DatabaseClusterValidator) ValidateCreate(_ context.Context, db *v1beta1.Da
 	return nil, validateDatabaseCluster(db)
 }
 
-// ValidateUpdate checks a changed cluster. A version may change within the supported set
-// (an upgrade is the image's business); engine and storage rules are CEL's.
-func (DatabaseClusterValidator) ValidateUpdate(_ context.Context, _, db *v1beta1.DatabaseCluster) (admission.Warnings, error) {
-	return nil, validateDatabaseCluster(db)
+// ValidateUpdate checks a changed cluster. CEL on the v1beta1 schema guards the update
+// rules only for requests made in v1beta1: a v1alpha1 write (its schema has no storage,
+// secretName or deletionPolicy, which it carries in the conversion annotation) reaches the
+// API server's storage without them. This webhook sees every version's request converted
+// to v1beta1, so it applies the same rules, with the same messages, whatever the version.
+func (DatabaseClusterValidator) ValidateUpdate(ctx context.Context, old, db *v1beta1.DatabaseCluster) (admission.Warnings, error) {
+	return nil, invalid(db, validateDatabaseClusterUpdate(old, db, requestVersion(ctx)))
+}
+
+// requestVersion is the API version the client wrote in (the webhook is sent every
+// request converted to v1beta1), v1beta1 when the request does not say.
+func requestVersion(ctx context.Context) string {
+	req, err := admission.RequestFromContext(ctx)
+	switch {
+	case err != nil:
+		return v1beta1.GroupVersion.Version
+	case req.RequestKind != nil:
+		return req.RequestKind.Version
+	default:
+		return req.Kind.Version
+	}
 }
 
 // ValidateDelete allows every deletion; finalizers protect the data.
@@ -53,12 +75,98 @@ func (DatabaseClusterValidator) ValidateDelete(context.Context, *v1beta1.Databas
 	return nil, nil
 }
 
+// validateDatabaseCluster checks a new cluster.
 func validateDatabaseCluster(db *v1beta1.DatabaseCluster) error {
+	return invalid(db, validateFields(nil, db))
+}
+
+// validateFields checks db's fields on their own: every field on create (old nil), and on
+// update only the fields that changed, so that an object stored before a rule tightened
+// is not refused every later write.
+func validateFields(old, db *v1beta1.DatabaseCluster) field.ErrorList {
 	var errs field.ErrorList
-	versionPath := field.NewPath("spec", "version")
+	spec := field.NewPath("spec")
 	if supported := SupportedVersions(db.Spec.Engine); !slices.Contains(supported, db.Spec.Version) {
-		errs = append(errs, field.NotSupported(versionPath, db.Spec.Version, supported))
+		errs = append(errs, field.NotSupported(spec.Child("version"), db.Spec.Version, supported))
 	}
+	// The rules of the v1beta1 schema that a v1alpha1 object, carrying these fields in its
+	// conversion annotation, is never checked against.
+	if size := db.Spec.Storage.Size; size != nil && (old == nil || !sameQuantity(old.Spec.Storage.Size, size)) && size.Sign() <= 0 {
+		errs = append(errs, field.Invalid(spec.Child("storage", "size"), size.String(), "must be greater than zero"))
+	}
+	if p := db.Spec.DeletionPolicy; p != "" && (old == nil || p != old.Spec.DeletionPolicy) && !slices.Contains(deletionPolicies, p) {
+		errs = append(errs, field.NotSupported(spec.Child("deletionPolicy"), p, deletionPolicies))
+	}
+	if name := db.Spec.SecretName; name != "" && (old == nil || name != old.Spec.SecretName) {
+		for _, msg := range validation.IsDNS1123Subdomain(name) {
+			errs = append(errs, field.Invalid(spec.Child("secretName"), name, msg))
+		}
+	}
+	if name := db.Spec.Storage.StorageClassName; name != nil && (old == nil || !equalPtr(old.Spec.Storage.StorageClassName, name)) {
+		for _, msg := range validation.IsDNS1123Subdomain(*name) {
+			errs = append(errs, field.Invalid(spec.Child("storage", "storageClassName"), *name, msg))
+		}
+	}
+	return errs
+}
+
+var deletionPolicies = []v1beta1.DeletionPolicy{v1beta1.DeletionRetain, v1beta1.DeletionDelete, v1beta1.DeletionSnapshot}
+
+// defaultStorageSize is the v1beta1 schema's default for spec.storage.size, which the API
+// server fills in before admission.
+var defaultStorageSize = resource.MustParse("1Gi")
+
+// validateDatabaseClusterUpdate applies the v1beta1 update rules (the CEL rules of
+// api/v1beta1, same messages) to a change made in any version; version is the one the
+// request was made in.
+func validateDatabaseClusterUpdate(old, db *v1beta1.DatabaseCluster, version string) field.ErrorList {
+	errs := validateFields(old, db)
+	spec := field.NewPath("spec")
+	if db.Spec.Engine != old.Spec.Engine {
+		errs = append(errs, field.Invalid(spec.Child("engine"), db.Spec.Engine, "engine is immutable"))
+	}
+	if old.Spec.SecretName != "" && db.Spec.SecretName != old.Spec.SecretName {
+		// A new name would make Mooring generate a new password over the existing data.
+		errs = append(errs, field.Invalid(spec.Child("secretName"), db.Spec.SecretName, "secretName is immutable once set"))
+	}
+	if oldSize, size := effectiveSize(old), effectiveSize(db); size.Cmp(oldSize) < 0 {
+		errs = append(errs, field.Invalid(spec.Child("storage", "size"), size.String(), "storage.size may grow but never shrink"))
+	}
+	// v1alpha1 has no deletionPolicy: its objects carry it in the conversion annotation, and
+	// one written without the annotation (an old manifest replaced) comes with the
+	// default, Retain. Its change is taken only from v1beta1.
+	if version == v1alpha1.GroupVersion.Version && db.Spec.DeletionPolicy != old.Spec.DeletionPolicy {
+		errs = append(errs, field.Forbidden(spec.Child("deletionPolicy"), fmt.Sprintf(
+			"deletionPolicy cannot be changed through v1alpha1, which has no such field (from %s to %s: a v1alpha1 object without the %s annotation resets it); change it through v1beta1",
+			old.Spec.DeletionPolicy, db.Spec.DeletionPolicy, v1alpha1.ConversionAnnotation)))
+	}
+	return errs
+}
+
+// effectiveSize is the storage size the cluster is stored with: the schema's default when
+// the request has none.
+func effectiveSize(db *v1beta1.DatabaseCluster) resource.Quantity {
+	if db.Spec.Storage.Size != nil {
+		return *db.Spec.Storage.Size
+	}
+	return defaultStorageSize
+}
+
+func sameQuantity(a, b *resource.Quantity) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Cmp(*b) == 0
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func invalid(db *v1beta1.DatabaseCluster, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}

@@ -1,0 +1,91 @@
+package webhook_test
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mooringhq/mooring/api/v1alpha1"
+	"github.com/mooringhq/mooring/api/v1beta1"
+)
+
+// createBeta creates a v1beta1 cluster, changed by mutate, and returns its key.
+func createBeta(t *testing.T, ns, name string, mutate func(*v1beta1.DatabaseCluster)) client.ObjectKey {
+	t.Helper()
+	db := newDB(ns, name, v1beta1.PostgreSQL)
+	mutate(db)
+	if err := env.Client.Create(ctx, db); err != nil {
+		t.Fatalf("create %s: %v", name, err)
+	}
+	return client.ObjectKeyFromObject(db)
+}
+
+// alphaWrite updates the cluster through v1alpha1 as `kubectl replace` with an old
+// manifest does: v1alpha1 fields only, the conversion annotation set to annotation
+// ("" drops it, as a manifest written for v1alpha1 has none).
+func alphaWrite(key client.ObjectKey, annotation string) error {
+	return tryUpdateObj(key, &v1alpha1.DatabaseCluster{}, func(a *v1alpha1.DatabaseCluster) {
+		a.Spec.Replicas = 2
+		delete(a.Annotations, v1alpha1.ConversionAnnotation)
+		if annotation != "" {
+			if a.Annotations == nil {
+				a.Annotations = map[string]string{}
+			}
+			a.Annotations[v1alpha1.ConversionAnnotation] = annotation
+		}
+	})
+}
+
+// The v1beta1 update rules hold for writes made through v1alpha1, whose schema has none of
+// the fields they guard: CEL runs only for the version a request is made in.
+func TestDatabaseClusterV1alpha1WritesKeepV1beta1Rules(t *testing.T) {
+	ns := env.Namespace(t)
+
+	t.Run("secretName", func(t *testing.T) {
+		key := createBeta(t, ns, "named", func(d *v1beta1.DatabaseCluster) { d.Spec.SecretName = "named-own" })
+		// Dropped, it would be defaulted to named-credentials: a new password over the data.
+		mustReject(t, alphaWrite(key, ""), "spec.secretName", "secretName is immutable once set")
+		mustReject(t, alphaWrite(key, `{"secretName":"other","deletionPolicy":"Retain","storage":{"size":"1Gi"}}`),
+			"spec.secretName", "secretName is immutable once set")
+	})
+
+	t.Run("storage size", func(t *testing.T) {
+		key := createBeta(t, ns, "sized", func(d *v1beta1.DatabaseCluster) { d.Spec.Storage.Size = ptr.To(resource.MustParse("5Gi")) })
+		mustReject(t, alphaWrite(key, ""), "spec.storage.size", "storage.size may grow but never shrink")
+		mustReject(t, alphaWrite(key, `{"secretName":"sized-credentials","deletionPolicy":"Retain","storage":{"size":"2Gi"}}`),
+			"spec.storage.size", "storage.size may grow but never shrink")
+		mustReject(t, alphaWrite(key, `{"secretName":"sized-credentials","deletionPolicy":"Retain","storage":{"size":"0"}}`),
+			"spec.storage.size", "must be greater than zero")
+		if err := alphaWrite(key, `{"secretName":"sized-credentials","deletionPolicy":"Retain","storage":{"size":"6Gi"}}`); err != nil {
+			t.Fatalf("growing storage through v1alpha1 rejected: %v", err)
+		}
+	})
+
+	t.Run("deletionPolicy", func(t *testing.T) {
+		key := createBeta(t, ns, "deleting", func(d *v1beta1.DatabaseCluster) { d.Spec.DeletionPolicy = v1beta1.DeletionDelete })
+		mustReject(t, alphaWrite(key, ""), "spec.deletionPolicy", "cannot be changed through v1alpha1")
+		mustReject(t, alphaWrite(key, `{"secretName":"deleting-credentials","deletionPolicy":"Sometimes"}`),
+			"spec.deletionPolicy", "Unsupported value")
+	})
+
+	t.Run("size zero on create", func(t *testing.T) {
+		alpha := &v1alpha1.DatabaseCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "empty", Namespace: ns,
+				Annotations: map[string]string{v1alpha1.ConversionAnnotation: `{"storage":{"size":"0"}}`}},
+			Spec: v1alpha1.DatabaseClusterSpec{Engine: "postgresql"},
+		}
+		mustReject(t, env.Client.Create(ctx, alpha), "spec.storage.size", "must be greater than zero")
+	})
+
+	// A cluster with nothing but defaults in the v1beta1-only fields loses nothing to a
+	// v1alpha1 manifest without the annotation: the write goes through.
+	t.Run("defaults", func(t *testing.T) {
+		key := createBeta(t, ns, "plain", func(*v1beta1.DatabaseCluster) {})
+		if err := alphaWrite(key, ""); err != nil {
+			t.Fatalf("v1alpha1 write over a cluster with default storage, secret and policy rejected: %v", err)
+		}
+	})
+}
