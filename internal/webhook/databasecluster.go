@@ -86,7 +86,10 @@ func validateDatabaseCluster(db *v1beta1.DatabaseCluster) error {
 func validateFields(old, db *v1beta1.DatabaseCluster) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	if supported := SupportedVersions(db.Spec.Engine); !slices.Contains(supported, db.Spec.Version) {
+	// An unchanged version is not checked against the list: once a version leaves it, its
+	// clusters must still take updates (a finalizer's removal among them).
+	if supported := SupportedVersions(db.Spec.Engine); (old == nil || db.Spec.Version != old.Spec.Version) &&
+		!slices.Contains(supported, db.Spec.Version) {
 		errs = append(errs, field.NotSupported(spec.Child("version"), db.Spec.Version, supported))
 	}
 	// The rules of the v1beta1 schema that a v1alpha1 object, carrying these fields in its
