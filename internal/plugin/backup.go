@@ -79,6 +79,9 @@ func (bo *backupOptions) run(ctx context.Context, name string) error {
 // errBackupFailed is returned when the Job failed; the message says why.
 var errBackupFailed = errors.New("backup failed")
 
+// errJobsNotVisible is returned by --wait when RBAC does not let the user read Jobs.
+var errJobsNotVisible = errors.New("jobs not visible to you")
+
 // follow waits for the Job to finish. While the Job does not exist yet, the Backup's Ready
 // condition says why (e.g. the database is not Running), and that is reported on timeout.
 func (bo *backupOptions) follow(ctx context.Context, c client.Client, b *mooringv1.Backup, name string) error {
@@ -90,6 +93,9 @@ func (bo *backupOptions) follow(ctx context.Context, c client.Client, b *mooring
 		if err := c.Get(ctx, key, &j); err != nil {
 			if apierrors.IsNotFound(err) {
 				return false, nil
+			}
+			if apierrors.IsForbidden(err) {
+				return false, fmt.Errorf("%w: %w", errJobsNotVisible, err)
 			}
 			return false, err
 		}
@@ -105,6 +111,10 @@ func (bo *backupOptions) follow(ctx context.Context, c client.Client, b *mooring
 		}
 		return finished, nil
 	})
+	if errors.Is(err, errJobsNotVisible) {
+		return fmt.Errorf("the backup was requested, but --wait cannot follow Job %s: you may not read Jobs in namespace %s "+
+			"(kubectl mooring status backup/%s shows the Backup's last success and failure): %w", name, b.Namespace, b.Name, err)
+	}
 	if err != nil {
 		if seen {
 			return fmt.Errorf("job %s did not finish within %s: %w", name, bo.timeout, err)

@@ -157,6 +157,8 @@ func details(ds []Detail, now time.Time) string {
 	parts := make([]string, 0, len(ds))
 	for _, d := range ds {
 		switch {
+		case d.Time == nil && d.Value == "":
+			parts = append(parts, d.Name)
 		case d.Time == nil:
 			parts = append(parts, d.Name+" "+d.Value)
 		case d.Time.After(now):

@@ -3,12 +3,15 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,41 +39,72 @@ type Snapshot struct {
 	DisruptionBudget []policyv1.PodDisruptionBudget
 	// Secrets are metadata only: the plugin never reads a Secret's data.
 	Secrets []metav1.PartialObjectMetadata
+	// Hidden are the kinds (plural, e.g. "StatefulSets") the user may not list: RBAC
+	// answered Forbidden. Their objects are missing from the trees, and the output says so.
+	Hidden []string
+}
+
+// hidden reports whether the user could not list the kind (plural, e.g. "Secrets").
+func (s *Snapshot) hidden(kinds string) bool {
+	return slices.Contains(s.Hidden, kinds)
 }
 
 // readSnapshot lists every kind of the Snapshot in namespace ns ("" for all namespaces).
+// A kind the user may not list (Forbidden; the shipped mooring-developer and
+// mooring-auditor roles cannot list Secrets) is left out and named in Hidden; only when
+// none of Mooring's own kinds may be listed does it fail.
 func readSnapshot(ctx context.Context, c client.Reader, ns string) (*Snapshot, error) {
 	s := &Snapshot{}
 	secrets := &metav1.PartialObjectMetadataList{}
 	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
-	lists := []client.ObjectList{
-		&mooringv1.AppList{}, &mooringv1.CacheInstanceList{}, &v1beta1.DatabaseClusterList{},
-		&mooringv1.BackupList{}, &appsv1.DeploymentList{}, &appsv1.ReplicaSetList{},
-		&appsv1.StatefulSetList{}, &corev1.PodList{}, &corev1.PersistentVolumeClaimList{},
-		&corev1.ServiceList{}, &corev1.ConfigMapList{}, &batchv1.CronJobList{},
-		&batchv1.JobList{}, &policyv1.PodDisruptionBudgetList{}, secrets,
+	apps, caches, dbs, backups := &mooringv1.AppList{}, &mooringv1.CacheInstanceList{}, &v1beta1.DatabaseClusterList{}, &mooringv1.BackupList{}
+	deps, rss, stss, pods := &appsv1.DeploymentList{}, &appsv1.ReplicaSetList{}, &appsv1.StatefulSetList{}, &corev1.PodList{}
+	claims, svcs, cms := &corev1.PersistentVolumeClaimList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}
+	cjs, jobs, pdbs := &batchv1.CronJobList{}, &batchv1.JobList{}, &policyv1.PodDisruptionBudgetList{}
+	lists := []struct {
+		kinds   string
+		list    client.ObjectList
+		mooring bool
+	}{
+		{"Apps", apps, true}, {"CacheInstances", caches, true}, {"DatabaseClusters", dbs, true}, {"Backups", backups, true},
+		{"Deployments", deps, false}, {"ReplicaSets", rss, false}, {"StatefulSets", stss, false}, {"Pods", pods, false},
+		{"PersistentVolumeClaims", claims, false}, {"Services", svcs, false}, {"ConfigMaps", cms, false},
+		{"CronJobs", cjs, false}, {"Jobs", jobs, false}, {"PodDisruptionBudgets", pdbs, false}, {"Secrets", secrets, false},
 	}
+	var forbidden error
+	visibleMooring := 0
 	for _, l := range lists {
-		if err := c.List(ctx, l, client.InNamespace(ns)); err != nil {
-			return nil, fmt.Errorf("list %T: %w", l, err)
+		if err := c.List(ctx, l.list, client.InNamespace(ns)); err != nil {
+			if !apierrors.IsForbidden(err) {
+				return nil, fmt.Errorf("list %s: %w", l.kinds, err)
+			}
+			s.Hidden = append(s.Hidden, l.kinds)
+			if l.mooring && forbidden == nil {
+				forbidden = err
+			}
+			continue
+		}
+		if l.mooring {
+			visibleMooring++
 		}
 	}
-	s.Apps = lists[0].(*mooringv1.AppList).Items
-	s.Caches = lists[1].(*mooringv1.CacheInstanceList).Items
-	s.Databases = lists[2].(*v1beta1.DatabaseClusterList).Items
-	s.Backups = lists[3].(*mooringv1.BackupList).Items
-	s.Deployments = lists[4].(*appsv1.DeploymentList).Items
-	s.ReplicaSets = lists[5].(*appsv1.ReplicaSetList).Items
-	s.StatefulSets = lists[6].(*appsv1.StatefulSetList).Items
-	s.Pods = lists[7].(*corev1.PodList).Items
-	s.Claims = lists[8].(*corev1.PersistentVolumeClaimList).Items
-	s.Services = lists[9].(*corev1.ServiceList).Items
-	s.ConfigMaps = lists[10].(*corev1.ConfigMapList).Items
-	s.CronJobs = lists[11].(*batchv1.CronJobList).Items
-	s.Jobs = lists[12].(*batchv1.JobList).Items
-	s.DisruptionBudget = lists[13].(*policyv1.PodDisruptionBudgetList).Items
+	if visibleMooring == 0 {
+		return nil, fmt.Errorf("list Mooring's objects: %w", forbidden)
+	}
+	s.Apps, s.Caches, s.Databases, s.Backups = apps.Items, caches.Items, dbs.Items, backups.Items
+	s.Deployments, s.ReplicaSets, s.StatefulSets, s.Pods = deps.Items, rss.Items, stss.Items, pods.Items
+	s.Claims, s.Services, s.ConfigMaps = claims.Items, svcs.Items, cms.Items
+	s.CronJobs, s.Jobs, s.DisruptionBudget = cjs.Items, jobs.Items, pdbs.Items
 	s.Secrets = secrets.Items
 	return s, nil
+}
+
+// hiddenNote says which kinds the user could not list; "" when none.
+func (s *Snapshot) hiddenNote() string {
+	if len(s.Hidden) == 0 {
+		return ""
+	}
+	return "Not visible to you (forbidden to list): " + strings.Join(s.Hidden, ", ") + "; objects of these kinds are not shown."
 }
 
 // ownedBy reports whether obj has an owner reference to owner.

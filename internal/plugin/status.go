@@ -90,13 +90,24 @@ func (so *statusOptions) run(ctx context.Context, args []string) error {
 	if so.BeforeRender != nil {
 		so.BeforeRender(roots)
 	}
+	note := snap.hiddenNote()
 	switch so.output {
 	case "json", "yaml":
+		// The data stays parseable: the note goes to standard error.
+		if note != "" && so.Streams.ErrOut != nil {
+			fmt.Fprintln(so.Streams.ErrOut, "Warning: "+note)
+		}
 		return writeData(so.Streams.Out, so.output, roots, target != nil)
 	}
-	return renderTrees(so.Streams.Out, roots, renderOptions{
+	if err := renderTrees(so.Streams.Out, roots, renderOptions{
 		Now: now, Color: so.color(), ShowConditions: so.showConditions, Namespaces: so.allNamespaces,
-	})
+	}); err != nil {
+		return err
+	}
+	if note != "" {
+		_, err = fmt.Fprintln(so.Streams.Out, "\n"+note)
+	}
+	return err
 }
 
 // pick keeps the tree of one object; a Backup of a database is found below it.

@@ -17,6 +17,9 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
+// notVisible is the detail of an object whose kind the user may not list.
+const notVisible = "not visible to you"
+
 // jobsShown is how many of the newest Jobs a tree shows under a CronJob or a Backup.
 const jobsShown = 3
 
@@ -114,8 +117,12 @@ func (s *Snapshot) databaseTree(d *v1beta1.DatabaseCluster, now time.Time) *Node
 	return n
 }
 
-// secretNode names a Secret and says whether it exists; its data is never read.
+// secretNode names a Secret and says whether it exists; its data is never read. When the
+// user may not list Secrets, whether it exists is Unknown.
 func (s *Snapshot) secretNode(ns, name string) *Node {
+	if s.hidden("Secrets") {
+		return &Node{Kind: "Secret", Name: name, Status: "Unknown", State: StateNeutral, Details: []Detail{{Name: notVisible}}}
+	}
 	for _, sec := range s.Secrets {
 		if sec.Namespace == ns && sec.Name == name {
 			return &Node{Kind: "Secret", Name: name, Created: sec.CreationTimestamp.Time, Status: "Present", State: StateOK}
