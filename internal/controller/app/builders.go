@@ -66,21 +66,14 @@ func Children(app *mooringv1.App, r Resolved) []client.Object {
 func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 	selector := engine.SelectorLabels(Component, app.Name)
 	container := corev1.Container{
-		Name:      ContainerName,
-		Image:     app.Spec.Image,
-		Command:   app.Spec.Command,
-		Args:      app.Spec.Args,
-		EnvFrom:   app.Spec.EnvFrom,
-		Env:       env(app, r),
-		Resources: app.Spec.Resources,
-		// Safe defaults that still run images written to start as root (nginx, httpd):
-		// no privilege escalation and the runtime's seccomp profile, but no forced
-		// non-root user and no dropped capabilities.
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			Privileged:               ptr.To(false),
-			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-		},
+		Name:            ContainerName,
+		Image:           app.Spec.Image,
+		Command:         app.Spec.Command,
+		Args:            app.Spec.Args,
+		EnvFrom:         app.Spec.EnvFrom,
+		Env:             env(app, r),
+		Resources:       app.Spec.Resources,
+		SecurityContext: containerSecurityContext(app),
 	}
 	if app.Spec.Port != nil {
 		container.Ports = []corev1.ContainerPort{{Name: portName, ContainerPort: *app.Spec.Port, Protocol: corev1.ProtocolTCP}}
@@ -131,15 +124,36 @@ func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 	return d
 }
 
-// podSecurityContext is the App's own pod security context, with the RuntimeDefault
-// seccomp profile unless it names another.
-func podSecurityContext(app *mooringv1.App) *corev1.PodSecurityContext {
-	if app.Spec.SecurityContext == nil {
-		return &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+// containerSecurityContext meets the restricted Pod Security Standard: no privilege
+// escalation, every capability dropped, and the runtime's seccomp profile. The App cannot
+// loosen the first two (spec.securityContext is the pod's, which has neither); a seccomp
+// profile it names in spec.securityContext wins, so the container does not repeat
+// RuntimeDefault then (a container's profile overrides the pod's).
+func containerSecurityContext(app *mooringv1.App) *corev1.SecurityContext {
+	sc := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Privileged:               ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
-	sc := app.Spec.SecurityContext.DeepCopy()
+	if app.Spec.SecurityContext == nil || app.Spec.SecurityContext.SeccompProfile == nil {
+		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	return sc
+}
+
+// podSecurityContext is the App's own pod security context, with the restricted Pod
+// Security Standard's defaults for what it leaves unset: the RuntimeDefault seccomp
+// profile, and runAsNonRoot unless it sets runAsNonRoot itself or runs as user 0.
+func podSecurityContext(app *mooringv1.App) *corev1.PodSecurityContext {
+	sc := &corev1.PodSecurityContext{}
+	if app.Spec.SecurityContext != nil {
+		sc = app.Spec.SecurityContext.DeepCopy()
+	}
 	if sc.SeccompProfile == nil {
 		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
+	if sc.RunAsNonRoot == nil && (sc.RunAsUser == nil || *sc.RunAsUser != 0) {
+		sc.RunAsNonRoot = ptr.To(true)
 	}
 	return sc
 }

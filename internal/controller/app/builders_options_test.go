@@ -120,6 +120,34 @@ func TestDeploymentOptionalFields(t *testing.T) {
 				}
 			},
 		},
+		"the App's runAsNonRoot and seccomp profile win over the defaults": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(false),
+					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("profiles/app.json")}}
+			},
+			check: func(t *testing.T, d *appsv1.Deployment) {
+				pod, c := d.Spec.Template.Spec.SecurityContext, container(d).SecurityContext
+				if *pod.RunAsNonRoot || pod.SeccompProfile.Type != corev1.SeccompProfileTypeLocalhost {
+					t.Errorf("pod security context = %+v, want the App's runAsNonRoot false and Localhost profile", pod)
+				}
+				if c.RunAsNonRoot != nil || c.SeccompProfile != nil {
+					t.Errorf("container security context = %+v overrides the App's pod security context", c)
+				}
+				if c.Capabilities == nil || !slices.Equal(c.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+					t.Errorf("container capabilities = %+v, want drop [ALL]", c.Capabilities)
+				}
+			},
+		},
+		"runAsUser 0 gets no runAsNonRoot default": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](0)}
+			},
+			check: func(t *testing.T, d *appsv1.Deployment) {
+				if sc := d.Spec.Template.Spec.SecurityContext; sc.RunAsNonRoot != nil {
+					t.Errorf("pod security context = %+v: runAsNonRoot contradicts the App's runAsUser 0", sc)
+				}
+			},
+		},
 		"health check replaces the TCP probe": {
 			mutate: func(a *mooringv1.App) {
 				withPort(a)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -150,6 +151,13 @@ func TestDeployment(t *testing.T) {
 				if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
 					sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 					t.Errorf("security context = %+v, want no privilege escalation and RuntimeDefault seccomp", sc)
+				}
+				// The restricted Pod Security Standard: every capability dropped, not root.
+				if sc == nil || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) != 0 {
+					t.Errorf("container capabilities = %+v, want drop [ALL] and nothing added", sc.Capabilities)
+				}
+				if pod := d.Spec.Template.Spec.SecurityContext; pod == nil || pod.RunAsNonRoot == nil || !*pod.RunAsNonRoot {
+					t.Errorf("pod security context = %+v, want runAsNonRoot true", pod)
 				}
 				if d.Spec.Template.Spec.AutomountServiceAccountToken == nil || *d.Spec.Template.Spec.AutomountServiceAccountToken {
 					t.Error("service account token is mounted by default")
