@@ -15,6 +15,10 @@ const (
 	ReasonRolloutComplete = "RolloutComplete"
 	// ReasonProgressDeadlineExceed (Progressing=False): the rollout is stuck.
 	ReasonProgressDeadlineExceed = "ProgressDeadlineExceeded"
+	// ReasonReplicaFailure (Ready=False, Progressing=False): the Deployment reports
+	// ReplicaFailure, its ReplicaSet cannot create pods (an exceeded ResourceQuota, pods
+	// forbidden by admission); the message is the Deployment's.
+	ReasonReplicaFailure = "ReplicaFailure"
 	// ReasonPodsFailing (Ready=False): pods fail for a reason that is not a valid
 	// condition reason itself; when it is (ImagePullBackOff, CrashLoopBackOff,
 	// Unschedulable, ...), Ready carries the pods' own reason instead.

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"regexp"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,10 @@ type State struct {
 	Observed bool
 	// DeadlineExceeded is true when the Deployment reports ProgressDeadlineExceeded.
 	DeadlineExceeded bool
+	// ReplicaFailure is the Deployment's ReplicaFailure condition while it is True: its
+	// ReplicaSet cannot create pods (an exceeded quota, pods forbidden by admission).
+	// Nil otherwise.
+	ReplicaFailure *ReplicaFailure
 	// Failure is why pods fail, from WithPods; nil when none does.
 	Failure *PodFailure
 	// Failing is how many pods fail.
@@ -62,8 +67,34 @@ func Observe(want int32, d *appsv1.Deployment) State {
 		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
 			s.DeadlineExceeded = true
 		}
+		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+			s.ReplicaFailure = &ReplicaFailure{Reason: c.Reason, Message: stablePodName.ReplaceAllString(c.Message, "pods are")}
+		}
 	}
 	return s
+}
+
+// ReplicaFailure is why a Deployment's ReplicaSet cannot create pods, as the Deployment
+// reports it.
+type ReplicaFailure struct {
+	// Reason is the condition's reason, e.g. FailedCreate.
+	Reason string
+	// Message is the condition's message, e.g. the quota or admission error, with the name
+	// of the pod that could not be created left out: it is new on every retry, and the
+	// owner's status would change with it.
+	Message string
+}
+
+// stablePodName matches the name of the pod a create error names ("pods \"web-7d9c-x2\" is
+// forbidden: ...").
+var stablePodName = regexp.MustCompile(`pods "[^"]*" is`)
+
+func (f *ReplicaFailure) describe() string {
+	reason := f.Reason
+	if reason == "" {
+		reason = "ReplicaFailure"
+	}
+	return fmt.Sprintf("the Deployment cannot create pods (%s): %s", reason, f.Message)
 }
 
 // Complete is the same test `kubectl rollout status` makes: the latest spec is observed
@@ -97,6 +128,12 @@ var progressChecks = []func(s State) (Condition, bool){
 			"Waiting for the Deployment controller to observe the latest spec."), !s.Observed
 	},
 	func(s State) (Condition, bool) {
+		if s.ReplicaFailure == nil {
+			return Condition{}, false
+		}
+		return cond(metav1.ConditionFalse, ReasonReplicaFailure, "Rollout blocked: "+s.ReplicaFailure.describe()), true
+	},
+	func(s State) (Condition, bool) {
 		const msg = "The rollout made no progress within its deadline; check the pods' events " +
 			"(kubectl describe pods) for image pull or scheduling errors."
 		return cond(metav1.ConditionFalse, ReasonProgressDeadlineExceed, msg), s.DeadlineExceeded
@@ -116,6 +153,17 @@ var readyChecks = []func(s State) (Phase, Condition, bool){
 	func(s State) (Phase, Condition, bool) {
 		return Running, cond(metav1.ConditionTrue, ReasonAllReplicasAvailable,
 			fmt.Sprintf("%d of %d replicas available.", s.Available, s.Want)), s.Complete()
+	},
+	func(s State) (Phase, Condition, bool) {
+		if s.ReplicaFailure == nil {
+			return "", Condition{}, false
+		}
+		phase := NotReady
+		if s.Available == 0 {
+			phase = Pending
+		}
+		return phase, cond(metav1.ConditionFalse, ReasonReplicaFailure, fmt.Sprintf("%d of %d replicas available; %s",
+			s.Available, s.Want, s.ReplicaFailure.describe())), true
 	},
 	func(s State) (Phase, Condition, bool) {
 		if s.Failure == nil {

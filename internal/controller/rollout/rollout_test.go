@@ -21,6 +21,10 @@ func deployment(gen, observed int64, replicas, updated, available int32, conds .
 
 func TestEvaluate(t *testing.T) {
 	stuck := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}
+	quota := appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+		Message: `pods "web-7d9c5-x2k4q" is forbidden: exceeded quota: compute, requested: cpu=2, used: cpu=0, limited: cpu=1`}
+	cleared := quota
+	cleared.Status = corev1.ConditionFalse
 	tests := map[string]struct {
 		want              int32
 		d                 *appsv1.Deployment
@@ -65,6 +69,22 @@ func TestEvaluate(t *testing.T) {
 			want: 2, d: deployment(1, 1, 2, 1, 1, stuck), phase: NotReady,
 			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
 			progressing: metav1.ConditionFalse, progressingReason: ReasonProgressDeadlineExceed, messageHas: "kubectl describe pods",
+		},
+		"pods cannot be created": {
+			want: 2, d: deployment(1, 1, 0, 0, 0, quota), phase: Pending,
+			ready: metav1.ConditionFalse, readyReason: ReasonReplicaFailure,
+			progressing: metav1.ConditionFalse, progressingReason: ReasonReplicaFailure,
+			messageHas: "cannot create pods (FailedCreate): pods are forbidden: exceeded quota: compute",
+		},
+		"scaled up beyond the quota": {
+			want: 3, d: deployment(1, 1, 2, 2, 2, quota), phase: NotReady,
+			ready: metav1.ConditionFalse, readyReason: ReasonReplicaFailure,
+			progressing: metav1.ConditionFalse, progressingReason: ReasonReplicaFailure, messageHas: "2 of 3 replicas available; the Deployment cannot create pods",
+		},
+		"replica failure cleared": {
+			want: 2, d: deployment(1, 1, 2, 2, 2, cleared), phase: Running,
+			ready: metav1.ConditionTrue, readyReason: ReasonAllReplicasAvailable,
+			progressing: metav1.ConditionFalse, progressingReason: ReasonRolloutComplete,
 		},
 	}
 	for name, tt := range tests {
