@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/mooringhq/mooring/api/v1alpha1"
@@ -131,6 +132,16 @@ func validateDatabaseClusterUpdate(old, db *v1beta1.DatabaseCluster, version str
 	if old.Spec.SecretName != "" && db.Spec.SecretName != old.Spec.SecretName {
 		// A new name would make Mooring generate a new password over the existing data.
 		errs = append(errs, field.Invalid(spec.Child("secretName"), db.Spec.SecretName, "secretName is immutable once set"))
+	}
+	if err := validateVersionChange(old, db); err != nil {
+		errs = append(errs, err)
+	}
+	// A StatefulSet's volume claim template cannot change, nor can a bound PVC's class.
+	// Naming a class where none was set is still let through, as secretName is (v1beta1
+	// clients do it, webhook_envtest_test.go among them); the StatefulSet then refuses it.
+	if oldClass := old.Spec.Storage.StorageClassName; oldClass != nil && !equalPtr(oldClass, db.Spec.Storage.StorageClassName) {
+		errs = append(errs, field.Invalid(spec.Child("storage", "storageClassName"), ptr.Deref(db.Spec.Storage.StorageClassName, ""),
+			"storage.storageClassName is immutable once set: the data volumes keep the class they were created with"))
 	}
 	if oldSize, size := effectiveSize(old), effectiveSize(db); size.Cmp(oldSize) < 0 {
 		errs = append(errs, field.Invalid(spec.Child("storage", "size"), size.String(), "storage.size may grow but never shrink"))

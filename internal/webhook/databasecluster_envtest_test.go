@@ -89,3 +89,35 @@ func TestDatabaseClusterV1alpha1WritesKeepV1beta1Rules(t *testing.T) {
 		}
 	})
 }
+
+// What the StatefulSet could not take is refused at admission, naming the field: another
+// storage class for the data volumes, a major version upgrade the image cannot do in place,
+// a downgrade. MySQL 8.0 to 8.4 is upgraded in place by the server and is allowed.
+func TestDatabaseClusterChangesTheStatefulSetCannotTake(t *testing.T) {
+	ns := env.Namespace(t)
+	key := createBeta(t, ns, "classy", func(d *v1beta1.DatabaseCluster) {
+		d.Spec.Version = "17"
+		d.Spec.Storage.StorageClassName = ptr.To("fast")
+	})
+	mustReject(t, tryUpdate(key, func(d *v1beta1.DatabaseCluster) { d.Spec.Storage.StorageClassName = ptr.To("slow") }),
+		"spec.storage.storageClassName", "storage.storageClassName is immutable")
+	mustReject(t, tryUpdate(key, func(d *v1beta1.DatabaseCluster) { d.Spec.Storage.StorageClassName = nil }),
+		"spec.storage.storageClassName", "storage.storageClassName is immutable")
+	// Through v1alpha1 without the annotation, the class would be dropped.
+	mustReject(t, alphaWrite(key, ""), "spec.storage.storageClassName", "storage.storageClassName is immutable")
+	mustReject(t, tryUpdate(key, func(d *v1beta1.DatabaseCluster) { d.Spec.Version = "18" }),
+		"spec.version", "restore a backup of this one into it")
+	mustReject(t, tryUpdate(key, func(d *v1beta1.DatabaseCluster) { d.Spec.Version = "16" }),
+		"spec.version", "downgrading PostgreSQL from 17 to 16 is not supported")
+
+	mysql := newDB(ns, "lts", v1beta1.MySQL)
+	mysql.Spec.Version = "8.0"
+	if err := env.Client.Create(ctx, mysql); err != nil {
+		t.Fatal(err)
+	}
+	if err := tryUpdate(client.ObjectKeyFromObject(mysql), func(d *v1beta1.DatabaseCluster) { d.Spec.Version = "8.4" }); err != nil {
+		t.Fatalf("MySQL 8.0 to 8.4 rejected: %v", err)
+	}
+	mustReject(t, tryUpdate(client.ObjectKeyFromObject(mysql), func(d *v1beta1.DatabaseCluster) { d.Spec.Version = "8.0" }),
+		"spec.version", "downgrading MySQL from 8.4 to 8.0")
+}
