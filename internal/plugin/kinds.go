@@ -13,7 +13,8 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
-// kind is one of Mooring's kinds as the commands name it.
+// kind is one of Mooring's kinds as the commands name it: by its name, plural, the short
+// names its CRD declares (a test reads config/crd/bases) and their .mooring.dev forms.
 type kind struct {
 	// Name is the canonical lower-case name used in KIND/NAME and in output.
 	Name    string
@@ -28,7 +29,7 @@ var kinds = []kind{
 		newObj: func() client.Object { return &mooringv1.App{} }, newList: func() client.ObjectList { return &mooringv1.AppList{} }},
 	{Name: "cacheinstance", Kind: "CacheInstance", aliases: []string{"cacheinstances", "cache", "caches", "cacheinstance.mooring.dev", "cacheinstances.mooring.dev"},
 		newObj: func() client.Object { return &mooringv1.CacheInstance{} }, newList: func() client.ObjectList { return &mooringv1.CacheInstanceList{} }},
-	{Name: "databasecluster", Kind: "DatabaseCluster", aliases: []string{"databaseclusters", "db", "databasecluster.mooring.dev", "databaseclusters.mooring.dev"},
+	{Name: "databasecluster", Kind: "DatabaseCluster", aliases: []string{"databaseclusters", "dbc", "db", "databasecluster.mooring.dev", "databaseclusters.mooring.dev"},
 		newObj: func() client.Object { return &v1beta1.DatabaseCluster{} }, newList: func() client.ObjectList { return &v1beta1.DatabaseClusterList{} }},
 	{Name: "backup", Kind: "Backup", aliases: []string{"backups", "backup.mooring.dev", "backups.mooring.dev"},
 		newObj: func() client.Object { return &mooringv1.Backup{} }, newList: func() client.ObjectList { return &mooringv1.BackupList{} }},

@@ -12,11 +12,15 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
 
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/webhook"
@@ -48,6 +52,7 @@ func TestParseRef(t *testing.T) {
 		"Kind":          {in: "CacheInstance/sessions", want: "cacheinstance/sessions"},
 		"group":         {in: "backups.mooring.dev/nightly", want: "backup/nightly"},
 		"short":         {in: "db/orders", want: "databasecluster/orders"},
+		"CRD short":     {in: "dbc/orders", want: "databasecluster/orders"},
 		"no slash":      {in: "hello", err: "is not KIND/NAME"},
 		"no name":       {in: "app/", err: "is not KIND/NAME"},
 		"unknown kind":  {in: "deployment/web", err: `unknown kind "deployment"`},
@@ -220,5 +225,32 @@ func TestCheckEndpointURL(t *testing.T) {
 	env := &doctorEnv{now: time.Now()}
 	if got := env.checkEndpoint(t.Context(), "webhook", hook(good)); got.Verdict != Fail || !strings.Contains(got.Message, "it does not answer") {
 		t.Fatalf("closed server: %s %q", got.Verdict, got.Message)
+	}
+}
+
+// Every name kubectl accepts for a Mooring kind (the CRD's plural, singular, kind and
+// short names) names it for the plugin too.
+func TestKindsAcceptTheCRDsNames(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "config", "crd", "bases", "mooring.dev_*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no CRDs in config/crd/bases: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(data, crd); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		n := crd.Spec.Names
+		names := append([]string{n.Plural, n.Singular, n.Kind, n.Plural + "." + crd.Spec.Group}, n.ShortNames...)
+		for _, name := range names {
+			k, ok := lookupKind(name)
+			if !ok || k.Kind != n.Kind {
+				t.Errorf("%s: %q names %q for the plugin, want %s", filepath.Base(f), name, k.Kind, n.Kind)
+			}
+		}
 	}
 }

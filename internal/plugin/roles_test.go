@@ -136,7 +136,7 @@ func TestStatusAsDeveloperAndAuditor(t *testing.T) {
 		args []string
 	}{
 		{"dave", []string{"-n", ns.Name, "status"}},
-		{"dave", []string{"-n", ns.Name, "status", "databasecluster/orders"}},
+		{"dave", []string{"-n", ns.Name, "status", "dbc/orders"}},
 		{"audrey", []string{"status", "-A"}},
 	} {
 		t.Run(tc.user+" "+strings.Join(tc.args, " "), func(t *testing.T) {
