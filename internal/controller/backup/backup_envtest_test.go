@@ -546,3 +546,36 @@ func TestBackupWaitsForExistingClaim(t *testing.T) {
 		})
 	})
 }
+
+// A Backup with cleanupPolicy Delete whose existingClaim does not exist has no dumps to
+// remove: it goes at once, without a cleanup Job that would sit Pending on the missing
+// volume and keep it for ever.
+func TestCleanupSkippedWhenExistingClaimMissing(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "ledger")
+	makeRunning(t, db)
+	b := createBackup(t, ns, "weekly", "ledger", func(b *mooringv1.Backup) {
+		b.Spec.Storage.ExistingClaim = "team-dumps"
+		b.Spec.CleanupPolicy = mooringv1.CleanupDelete
+	})
+	key := client.ObjectKeyFromObject(b)
+	testutil.WaitFor(t, env.Client, key, &mooringv1.Backup{}, "cleanup finalizer", func(b *mooringv1.Backup) error {
+		if len(b.Finalizers) != 1 || b.Finalizers[0] != backup.CleanupFinalizer {
+			return fmt.Errorf("finalizers %v", b.Finalizers)
+		}
+		return nil
+	})
+	waitReady(t, key, metav1.ConditionFalse, backup.ReasonClaimNotFound, mooringv1.BackupPending)
+
+	if err := env.Client.Delete(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitGone(t, env.Client, key, &mooringv1.Backup{}, "Backup deleted without a cleanup Job (its existingClaim does not exist)")
+	ev := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, backup.ReasonNothingToClean, "weekly")
+	if !strings.Contains(ev.Note, "team-dumps") {
+		t.Errorf("event %q does not name the claim team-dumps", ev.Note)
+	}
+	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "weekly-cleanup"}, &batchv1.Job{}); !apierrors.IsNotFound(err) {
+		t.Errorf("cleanup Job weekly-cleanup: want none for a missing claim, got err %v", err)
+	}
+}

@@ -30,7 +30,7 @@ func (Handler) Finalizer(b *mooringv1.Backup) string {
 // Finalize removes the dumps of a Backup deleted with cleanupPolicy Delete: it stops new
 // dumps, runs the cleanup Job, deletes the volume Mooring created once the Job has
 // succeeded, and only then lets the Backup go. Every wait is reported in status and events.
-func (Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (bool, ctrl.Result, error) {
+func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (bool, ctrl.Result, error) {
 	b := s.Object
 	if b.Spec.CleanupPolicy != mooringv1.CleanupDelete {
 		// Changed to Retain after deletion began: the way out of a cleanup that cannot succeed.
@@ -56,6 +56,25 @@ func (Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup])
 	}
 
 	claim := StorageClaim(b)
+	if claim == nil {
+		// The user's volume: a cleanup Job on a claim that does not exist would sit Pending
+		// for ever, and keep the Backup with it. Read past the cache, which may not hold
+		// the claim yet; a claim being deleted takes its files with it and takes no new pod.
+		live := pvcMetadata()
+		err := h.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.Storage.ExistingClaim}, live)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, ctrl.Result{}, fmt.Errorf("get PVC %s: %w", b.Spec.Storage.ExistingClaim, err)
+		}
+		if apierrors.IsNotFound(err) || live.DeletionTimestamp != nil {
+			state := "does not exist"
+			if err == nil {
+				state = "is being deleted"
+			}
+			s.Event(corev1.EventTypeNormal, ReasonNothingToClean, "Finalize", fmt.Sprintf(
+				"PVC %s named in spec.storage.existingClaim %s: nothing to clean up; deleting the Backup.", b.Spec.Storage.ExistingClaim, state))
+			return true, ctrl.Result{}, nil
+		}
+	}
 	if claim != nil {
 		live := &corev1.PersistentVolumeClaim{}
 		err := s.Client.Get(ctx, client.ObjectKeyFromObject(claim), live)

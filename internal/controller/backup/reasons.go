@@ -19,6 +19,7 @@ const (
 	ReasonCleaningUp         = "CleaningUp"
 	ReasonCleanupFailed      = "CleanupFailed"
 	ReasonCleanedUp          = "CleanedUp"
+	ReasonNothingToClean     = "NothingToClean"
 	ReasonDumpsRetained      = "DumpsRetained"
 	ReasonCronJobSuspended   = "CronJobSuspended"
 )
