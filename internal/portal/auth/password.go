@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -24,24 +26,63 @@ const (
 	saltLen      = 16
 )
 
+// MaxConcurrentHashes bounds the Argon2id computations running at once in a process.
+// Each holds argonMemory (19 MiB) while it runs, so without a bound 20 logins arriving
+// together take about 384 MiB and overrun a 256 MiB container; four take 76 MiB. The
+// others queue for a slot, which costs them latency, not memory.
+const MaxConcurrentHashes = 4
+
+// hashSlots is the semaphore of MaxConcurrentHashes.
+var hashSlots = make(chan struct{}, MaxConcurrentHashes)
+
+// idKey is argon2.IDKey; tests replace it to watch how many run at once.
+var idKey = argon2.IDKey
+
+// hashWaiters counts the callers queued for a slot, for tests.
+var hashWaiters atomic.Int32
+
+// deriveKey runs Argon2id in one of the MaxConcurrentHashes slots, waiting for one
+// while ctx lasts.
+func deriveKey(ctx context.Context, password, salt []byte, iterations, memory uint32, threads uint8, keyLen uint32) ([]byte, error) {
+	select {
+	case hashSlots <- struct{}{}:
+	default:
+		hashWaiters.Add(1)
+		select {
+		case hashSlots <- struct{}{}:
+			hashWaiters.Add(-1)
+		case <-ctx.Done():
+			hashWaiters.Add(-1)
+			return nil, fmt.Errorf("wait to hash a password: %w", ctx.Err())
+		}
+	}
+	defer func() { <-hashSlots }()
+	return idKey(password, salt, iterations, memory, threads, keyLen), nil
+}
+
 // ErrMismatch is returned when a password does not match its hash.
 var ErrMismatch = errors.New("password does not match")
 
 // HashPassword returns the password's Argon2id hash in the PHC string format
 // ($argon2id$v=19$m=...,t=...,p=...$salt$hash), which carries its own parameters so
-// they can be raised later without breaking stored hashes.
-func HashPassword(password string) (string, error) {
+// they can be raised later without breaking stored hashes. It waits for a hashing slot
+// (MaxConcurrentHashes) while ctx lasts.
+func HashPassword(ctx context.Context, password string) (string, error) {
 	salt := make([]byte, saltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("read salt: %w", err)
 	}
-	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	key, err := deriveKey(ctx, []byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	if err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
 }
 
-// CheckPassword compares password with a hash made by HashPassword in constant time.
-func CheckPassword(hash, password string) error {
+// CheckPassword compares password with a hash made by HashPassword in constant time. It
+// waits for a hashing slot (MaxConcurrentHashes) while ctx lasts.
+func CheckPassword(ctx context.Context, hash, password string) error {
 	parts := strings.Split(hash, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
 		return errors.New("unsupported password hash format")
@@ -63,7 +104,10 @@ func CheckPassword(hash, password string) error {
 	if err != nil {
 		return fmt.Errorf("decode hash: %w", err)
 	}
-	got := argon2.IDKey([]byte(password), salt, iterations, memory, threads, uint32(len(want)))
+	got, err := deriveKey(ctx, []byte(password), salt, iterations, memory, threads, uint32(len(want)))
+	if err != nil {
+		return err
+	}
 	if subtle.ConstantTimeCompare(got, want) != 1 {
 		return ErrMismatch
 	}
@@ -74,7 +118,7 @@ func CheckPassword(hash, password string) error {
 // user and a wrong password take the same time.
 // It is made on first use, not at start-up, because a hash costs tens of milliseconds.
 var dummyHash = sync.OnceValue(func() string {
-	h, err := HashPassword("not-a-password-of-anyone")
+	h, err := HashPassword(context.Background(), "not-a-password-of-anyone")
 	if err != nil {
 		panic(err) // crypto/rand failing leaves nothing sensible to do
 	}
@@ -82,6 +126,6 @@ var dummyHash = sync.OnceValue(func() string {
 })
 
 // BurnPasswordCheck spends the time of one password check; see dummyHash.
-func BurnPasswordCheck(password string) {
-	_ = CheckPassword(dummyHash(), password)
+func BurnPasswordCheck(ctx context.Context, password string) {
+	_ = CheckPassword(ctx, dummyHash(), password)
 }

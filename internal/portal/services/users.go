@@ -109,7 +109,7 @@ func (s *Users) create(ctx context.Context, req models.RegisterRequest, role por
 	if len(bad) > 0 {
 		return models.User{}, invalid(bad...)
 	}
-	hash, err := auth.HashPassword(req.Password)
+	hash, err := auth.HashPassword(ctx, req.Password)
 	if err != nil {
 		return models.User{}, err
 	}
@@ -166,7 +166,7 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 	}
 	u, err := s.store.Get(ctx, normalizeUsername(req.Username))
 	if errors.Is(err, store.ErrNotFound) {
-		auth.BurnPasswordCheck(req.Password)
+		auth.BurnPasswordCheck(ctx, req.Password)
 		return models.TokenResponse{}, errBadCredentials
 	}
 	if err != nil {
@@ -176,7 +176,10 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 	if err != nil {
 		return models.TokenResponse{}, err
 	}
-	checkErr := auth.CheckPassword(hash, req.Password)
+	checkErr := auth.CheckPassword(ctx, hash, req.Password)
+	if ctx.Err() != nil {
+		return models.TokenResponse{}, ctx.Err() // gave up waiting for a hashing slot: not a failed login
+	}
 	locked := u.Status.LockedUntil != nil && s.now().Before(u.Status.LockedUntil.Time)
 	if checkErr != nil || locked {
 		if !locked {
@@ -286,7 +289,10 @@ func (s *Users) UpdateMe(ctx context.Context, caller *Caller, req models.UpdateM
 		if err != nil {
 			return models.User{}, err
 		}
-		if err := auth.CheckPassword(hash, *req.CurrentPassword); err != nil {
+		if err := auth.CheckPassword(ctx, hash, *req.CurrentPassword); err != nil {
+			if ctx.Err() != nil {
+				return models.User{}, ctx.Err()
+			}
 			return models.User{}, &Error{Kind: KindForbidden, Message: "the current password is wrong",
 				Fields: []models.FieldError{field("currentPassword", "is wrong")}}
 		}
@@ -298,7 +304,7 @@ func (s *Users) UpdateMe(ctx context.Context, caller *Caller, req models.UpdateM
 		}
 	}
 	if req.Password != nil {
-		hash, err := auth.HashPassword(*req.Password)
+		hash, err := auth.HashPassword(ctx, *req.Password)
 		if err != nil {
 			return models.User{}, err
 		}
