@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,8 +28,10 @@ func secretMeta() *metav1.PartialObjectMetadata {
 }
 
 // ensureSecret makes sure the credentials Secret exists. Mooring generates it only under
-// the default name and only when it is missing; it never updates or deletes it. A Secret
-// the spec names explicitly is the user's to provide: until it exists the cluster waits.
+// the default name, only when it is missing and only while the cluster has no data (no
+// StatefulSet, no data PVC); it never updates or deletes it. A Secret the spec names
+// explicitly, or a generated one deleted once there is data, is the user's to provide:
+// until it exists the cluster waits.
 func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, error) {
 	db := s.Object
 	key := client.ObjectKey{Namespace: db.Namespace, Name: db.Spec.SecretName}
@@ -58,6 +62,29 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 			"Secret %s named in spec.secretName does not exist; create it with keys %q and %q.", key.Name, UsernameKey, PasswordKey))
 		return false, nil
 	}
+	// The Secret is generated only for a cluster without data: the database takes its
+	// password when it first initialises its volume, and a new Secret's would not match.
+	data, err := existingData(ctx, s)
+	if err != nil {
+		return false, err
+	}
+	if data != "" {
+		// The cache may lag behind the Secret an earlier reconcile created: ask the API
+		// server before reporting it missing.
+		err := h.APIReader.Get(ctx, key, secretMeta())
+		if err == nil {
+			setSecretCondition(s, metav1.ConditionTrue, ReasonSecretFound, fmt.Sprintf("Secret %s holds the credentials.", key.Name))
+			return true, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("get Secret %s: %w", key.Name, err)
+		}
+		setSecretCondition(s, metav1.ConditionFalse, ReasonSecretNotFound, fmt.Sprintf(
+			"Secret %s does not exist, but the cluster has data (%s): a newly generated password would not match the one "+
+				"the database was initialised with, so Mooring generates none. Re-create the Secret with keys %q and %q "+
+				"holding the credentials the data was created with.", key.Name, data, UsernameKey, PasswordKey))
+		return false, nil
+	}
 	password, err := randomPassword()
 	if err != nil {
 		return false, err
@@ -71,6 +98,34 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 	s.Event(corev1.EventTypeNormal, engine.EventCreated, "Create", fmt.Sprintf("Generated credentials Secret %s", key.Name))
 	setSecretCondition(s, metav1.ConditionTrue, ReasonSecretGenerated, fmt.Sprintf("Generated Secret %s with a random password.", key.Name))
 	return true, nil
+}
+
+// existingData names what holds data of the cluster, "" when nothing does yet: its
+// StatefulSet or its data PVCs (which outlive the StatefulSet and, under the Retain and
+// Snapshot policies, the cluster). Both are read from the cache.
+func existingData(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (string, error) {
+	db := s.Object
+	var found []string
+	err := s.Client.Get(ctx, client.ObjectKeyFromObject(db), &appsv1.StatefulSet{})
+	switch {
+	case err == nil:
+		found = append(found, "StatefulSet "+db.Name)
+	case !apierrors.IsNotFound(err):
+		return "", fmt.Errorf("get StatefulSet %s: %w", db.Name, err)
+	}
+	pvcs, err := dataClaims(ctx, s)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(pvcs))
+	for _, pvc := range pvcs {
+		names = append(names, pvc.Name)
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		found = append(found, "PVC "+strings.Join(names, ", "))
+	}
+	return strings.Join(found, " and "), nil
 }
 
 // missingKeys returns the credential keys a user's Secret lacks or holds empty, quoted.
