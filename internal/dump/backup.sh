@@ -1,6 +1,7 @@
 #!/bin/sh
 # Mooring's backup: one logical dump of a database, gzipped, written to
-# $BACKUP_DIR/<timestamp>.sql.gz, then only the newest $KEEP_LAST dumps are kept.
+# $BACKUP_DIR/<owner>-<timestamp>.sql.gz, then only the newest $KEEP_LAST dumps of that
+# owner are kept.
 # Credentials come only from the environment (PGPASSWORD or MYSQL_PWD), never from a
 # command line, so they do not show in a process list or in the pod spec.
 #
@@ -9,7 +10,11 @@
 #   DB_NAME                    the database pg_dump dumps (default postgres); mysqldump
 #                              dumps every database the user can see
 #   BACKUP_DIR                 where dumps go; created when missing
-#   KEEP_LAST                  how many <timestamp>.sql.gz dumps to keep; 0 keeps all
+#   DUMP_OWNER                 the Backup the dump is for: dumps are named
+#                              <DUMP_OWNER>-<timestamp>.sql.gz, and retention counts and
+#                              prunes only these, so Backups sharing a directory keep each
+#                              other's dumps. Unset: <timestamp>.sql.gz
+#   KEEP_LAST                  how many dumps of DUMP_OWNER to keep; 0 keeps all
 #   DUMP_PREFIX                put before the timestamp; prefixed dumps (final snapshots)
 #                              are never pruned
 set -eu
@@ -17,11 +22,12 @@ set -eu
 # Dumps hold all the data: readable by the backup user only.
 umask 077
 mkdir -p "$BACKUP_DIR"
+own="${DUMP_OWNER:+$DUMP_OWNER-}"
 
 # Named after the second the dump starts (UTC), so names sort by age. A dump started in
 # the same second as an existing one waits for the next second rather than overwrite it.
 while :; do
-	name="${DUMP_PREFIX:-}$(date -u +%Y%m%dT%H%M%SZ).sql.gz"
+	name="${DUMP_PREFIX:-}${own}$(date -u +%Y%m%dT%H%M%SZ).sql.gz"
 	[ -e "$BACKUP_DIR/$name" ] || break
 	sleep 1
 done
@@ -62,10 +68,17 @@ gzip -t "$partial"
 mv "$partial" "$BACKUP_DIR/$name"
 echo "backup: wrote $BACKUP_DIR/$name ($(wc -c <"$BACKUP_DIR/$name") bytes)"
 
-# Retention counts and prunes only this schedule's own dumps, <timestamp>.sql.gz; final
-# snapshots and anything else in the directory are left alone.
+# Retention counts and prunes only this owner's own dumps, <owner>-<timestamp>.sql.gz
+# (the owner's name is literal in the pattern, and a timestamp has a fixed length, so no
+# other Backup's name matches); final snapshots, other Backups' dumps and anything else
+# in the directory are left alone.
+ts='[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z'
 if [ "${KEEP_LAST:-0}" -gt 0 ]; then
-	ls -1 "$BACKUP_DIR" | grep -E '^[0-9]{8}T[0-9]{6}Z\.sql\.gz$' | sort -r | tail -n "+$((KEEP_LAST + 1))" |
+	ls -1 "$BACKUP_DIR" | while read -r f; do
+		case "$f" in
+		"$own"$ts.sql.gz) echo "$f" ;;
+		esac
+	done | sort -r | tail -n "+$((KEEP_LAST + 1))" |
 		while read -r old; do
 			rm -f "$BACKUP_DIR/$old"
 			echo "backup: pruned $old (keeping the newest $KEEP_LAST)"

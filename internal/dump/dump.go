@@ -15,12 +15,13 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
-// BackupScript dumps a database to <dir>/<timestamp>.sql.gz and prunes old dumps.
+// BackupScript dumps a database to <dir>/<owner>-<timestamp>.sql.gz and prunes the
+// owner's old dumps.
 //
 //go:embed backup.sh
 var BackupScript string
 
-// CleanupScript removes the dumps under a directory.
+// CleanupScript removes one owner's dumps under a directory.
 //
 //go:embed cleanup.sh
 var CleanupScript string
@@ -82,7 +83,11 @@ func (v Volume) Dir() string {
 type Dump struct {
 	Database Database
 	Volume   Volume
-	// KeepLast is how many <timestamp>.sql.gz dumps are kept after a dump; 0 keeps all.
+	// Owner is the Backup the dumps are for: they are named <owner>-<timestamp>.sql.gz,
+	// and KeepLast counts only these, so Backups that share a volume and a directory do
+	// not prune each other's dumps. Empty for a final snapshot, which Prefix names.
+	Owner string
+	// KeepLast is how many of the owner's dumps are kept after a dump; 0 keeps all.
 	KeepLast int32
 	// Prefix goes before the timestamp in the file name; prefixed dumps are never pruned.
 	Prefix string
@@ -129,12 +134,15 @@ func PodTemplate(d Dump) corev1.PodTemplateSpec {
 		{Name: "KEEP_LAST", Value: strconv.Itoa(int(d.KeepLast))},
 		{Name: "DUMP_PREFIX", Value: d.Prefix},
 	}
+	if d.Owner != "" {
+		env = append(env, corev1.EnvVar{Name: "DUMP_OWNER", Value: d.Owner})
+	}
 	return podTemplate(ClientImage(db.Engine, db.Version), BackupScript, env, d.Volume, d.Labels)
 }
 
-// CleanupPodTemplate is the pod that runs CleanupScript on v.
-func CleanupPodTemplate(v Volume, labels map[string]string) corev1.PodTemplateSpec {
-	env := []corev1.EnvVar{{Name: "BACKUP_DIR", Value: v.Dir()}}
+// CleanupPodTemplate is the pod that runs CleanupScript on v, for the dumps of owner.
+func CleanupPodTemplate(v Volume, owner string, labels map[string]string) corev1.PodTemplateSpec {
+	env := []corev1.EnvVar{{Name: "BACKUP_DIR", Value: v.Dir()}, {Name: "DUMP_OWNER", Value: owner}}
 	return podTemplate(CleanupImage, CleanupScript, env, v, labels)
 }
 

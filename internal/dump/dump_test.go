@@ -74,7 +74,7 @@ func TestPodTemplate(t *testing.T) {
 }
 
 func TestCleanupPodTemplate(t *testing.T) {
-	pt := CleanupPodTemplate(Volume{ClaimName: "shared", Path: "/team/orders"}, nil)
+	pt := CleanupPodTemplate(Volume{ClaimName: "shared", Path: "/team/orders"}, "orders", nil)
 	c := pt.Spec.Containers[0]
 	if c.Image != CleanupImage || envOf(c)["BACKUP_DIR"].Value != "/backup-volume/team/orders" || !strings.Contains(c.Command[2], "rm -f") {
 		t.Errorf("cleanup container %+v", c)

@@ -351,3 +351,48 @@ echo "-- dumped with: $*"
 		t.Errorf("a failed dump changed the dumps: %v -> %v", dumps, after)
 	}
 }
+
+// Backups that share a volume and a directory (spec.storage.existingClaim) each name their
+// dumps after themselves: retention prunes, and cleanup removes, only the Backup's own.
+// "orders" is a prefix of "orders-eu", and neither touches the other's dumps, a final
+// snapshot or a dump written before dumps carried their Backup's name.
+func TestBackupsSharingADirectory(t *testing.T) {
+	bin := t.TempDir()
+	fake := "#!/bin/sh\necho \"-- dumped with: $*\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "mysqldump"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "backups")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	others := []string{"orders-eu-20200101T000000Z.sql.gz", "orders-eu-20210101T000000Z.sql.gz", "orders-eu-20220101T000000Z.sql.gz",
+		".orders-eu-20230101T000000Z.sql.gz.partial", "20190101T000000Z.sql.gz", "final-snapshot-orders-20190101T000000Z.sql.gz", "README.txt"}
+	for _, f := range append([]string{"orders-20200101T000000Z.sql.gz", "orders-20210101T000000Z.sql.gz"}, others...) {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"DB_ENGINE=mysql", "DB_HOST=inventory.shop.svc", "DB_PORT=3306", "DB_USER=app",
+		"MYSQL_PWD=" + testPassword, "BACKUP_DIR=" + dir, "KEEP_LAST=2", "DUMP_OWNER=orders"}
+	out := runScript(t, BackupScript, bin, env)
+
+	own := regexp.MustCompile(`^orders-[0-9]{8}T[0-9]{6}Z\.sql\.gz$`)
+	var fresh []string
+	for _, n := range listDir(t, dir) {
+		if own.MatchString(n) && n > "orders-2023" {
+			fresh = append(fresh, n)
+		}
+	}
+	if len(fresh) != 1 {
+		t.Fatalf("want one new dump orders-<timestamp>.sql.gz, got %v in %v; output:\n%s", fresh, listDir(t, dir), out)
+	}
+	// KEEP_LAST=2 of orders' own: the new dump and orders-2021; orders-eu keeps its three.
+	assertFiles(t, dir, append([]string{fresh[0], "orders-20210101T000000Z.sql.gz"}, others...))
+
+	runScript(t, CleanupScript, bin, []string{"BACKUP_DIR=" + dir, "DUMP_OWNER=orders"})
+	assertFiles(t, dir, others)
+
+	runScript(t, CleanupScript, bin, []string{"BACKUP_DIR=" + dir, "DUMP_OWNER=orders-eu"})
+	assertFiles(t, dir, []string{"20190101T000000Z.sql.gz", "final-snapshot-orders-20190101T000000Z.sql.gz", "README.txt"})
+}

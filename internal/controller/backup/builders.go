@@ -81,7 +81,7 @@ func Volume(b *mooringv1.Backup) dump.Volume {
 // dumpJobSpec is the Job that dumps db once into the Backup's volume and prunes old dumps.
 func dumpJobSpec(b *mooringv1.Backup, db dump.Database, jobType string) batchv1.JobSpec {
 	return dump.JobSpec(dump.PodTemplate(dump.Dump{
-		Database: db, Volume: Volume(b), KeepLast: max(b.Spec.Retention.KeepLast, 1),
+		Database: db, Volume: Volume(b), Owner: b.Name, KeepLast: max(b.Spec.Retention.KeepLast, 1),
 		Labels: JobLabels(b, jobType),
 	}))
 }
@@ -127,10 +127,10 @@ func ManualJob(b *mooringv1.Backup, db dump.Database, value string) *batchv1.Job
 // CleanupJobName is the Job that removes the dumps of a deleted Backup.
 func CleanupJobName(b *mooringv1.Backup) string { return dump.JobName(b.Name, "cleanup") }
 
-// CleanupJob removes the dumps under the Backup's backupPath.
+// CleanupJob removes the Backup's dumps under its backupPath.
 func CleanupJob(b *mooringv1.Backup) *batchv1.Job {
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: CleanupJobName(b), Labels: JobLabels(b, JobCleanup)},
-		Spec:       dump.JobSpec(dump.CleanupPodTemplate(Volume(b), JobLabels(b, JobCleanup))),
+		Spec:       dump.JobSpec(dump.CleanupPodTemplate(Volume(b), b.Name, JobLabels(b, JobCleanup))),
 	}
 }

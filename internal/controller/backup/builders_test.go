@@ -148,4 +148,11 @@ func TestManualAndCleanupJobs(t *testing.T) {
 	if c.Name != "nightly-cleanup" || env(c.Spec.Template.Spec.Containers[0])["BACKUP_DIR"].Value != "/backup-volume/x" || c.Labels[JobTypeLabel] != JobCleanup {
 		t.Errorf("cleanup Job %s %+v", c.Name, c.Spec.Template.Spec.Containers[0].Env)
 	}
+	// Dumps, their retention and their cleanup are the Backup's own: Backups sharing a
+	// volume (spec.storage.existingClaim) keep each other's dumps.
+	for job, spec := range map[string]batchv1.JobSpec{"manual": a.Spec, "cleanup": c.Spec, "scheduled": CronJob(b, target).Spec.JobTemplate.Spec} {
+		if got := env(spec.Template.Spec.Containers[0])["DUMP_OWNER"].Value; got != "nightly" {
+			t.Errorf("%s Job DUMP_OWNER = %q, want the Backup's name nightly", job, got)
+		}
+	}
 }
