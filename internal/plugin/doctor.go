@@ -50,8 +50,8 @@ type doctorEnv struct {
 	now time.Time
 	// namespace is where the sample objects are dry-run created.
 	namespace string
-	// operatorNamespace holds the leader lease, the webhook Service and the certificate
-	// Secret (mooring-system in the shipped manifests and on the local cluster).
+	// operatorNamespace holds the operator's Deployment, the leader lease and the
+	// certificate Secret: --operator-namespace, else found (findOperatorNamespace).
 	operatorNamespace string
 	secretName        string
 	// serving is the webhook serving certificate, once a check has found it.
@@ -91,7 +91,17 @@ func newDoctorCommand(o *Options) *cobra.Command {
 				return err
 			}
 			env.now = o.now()
-			findings := runDoctor(cmd.Context(), env)
+			var findings []Finding
+			if env.operatorNamespace == "" {
+				ns, how, ambiguous := findOperatorNamespace(cmd.Context(), env.c)
+				env.operatorNamespace = ns
+				if ambiguous {
+					findings = append(findings, warn("operator namespace", "pass --operator-namespace", "%s (%s)", ns, how))
+				} else {
+					findings = append(findings, pass("operator namespace", "%s (%s)", ns, how))
+				}
+			}
+			findings = append(findings, runDoctor(cmd.Context(), env)...)
 			failed := writeFindings(o.Streams.Out, findings, o.color())
 			if failed > 0 {
 				return fmt.Errorf("%d of %d checks failed", failed, len(findings))
@@ -99,7 +109,7 @@ func newDoctorCommand(o *Options) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&env.operatorNamespace, "operator-namespace", "mooring-system", "Namespace of the operator: its leader lease, webhook Service and certificate Secret.")
+	cmd.Flags().StringVar(&env.operatorNamespace, "operator-namespace", "", operatorNamespaceUsage)
 	cmd.Flags().StringVar(&env.secretName, "webhook-secret", "mooring-webhook-server-cert", "Secret holding the webhook serving certificate (the operator's --webhook-secret-name).")
 	return cmd
 }

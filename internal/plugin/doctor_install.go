@@ -226,7 +226,10 @@ func fromCRDClientConfig(cc *apiextensionsv1.WebhookClientConfig) admissionv1.We
 	return out
 }
 
-const fixOperatorDown = "start the operator (in a cluster: kubectl -n mooring-system get pods,deploy; locally: make dev-up) and look at its log"
+// fixOperatorDown is the fix when no operator answers, naming its namespace.
+func (env *doctorEnv) fixOperatorDown() string {
+	return "start the operator (in a cluster: kubectl -n " + env.operatorNamespace + " get pods,deploy; locally: make dev-up) and look at its log"
+}
 
 // checkEndpoint checks one webhook endpoint and its CA bundle.
 func (env *doctorEnv) checkEndpoint(ctx context.Context, check string, e endpoint) Finding {
@@ -253,7 +256,7 @@ func (env *doctorEnv) checkEndpoint(ctx context.Context, check string, e endpoin
 	} else {
 		cert, err := dialCert(ctx, e.url)
 		if err != nil {
-			return fail(check, fixOperatorDown, "%s: it does not answer: %v", e.calls(), err)
+			return fail(check, env.fixOperatorDown(), "%s: it does not answer: %v", e.calls(), err)
 		}
 		serving = &servingCert{cert: cert, source: "served at " + e.url}
 	}
@@ -291,7 +294,7 @@ func (env *doctorEnv) checkService(ctx context.Context, check string, e endpoint
 			}
 		}
 	}
-	return fail(check, fixOperatorDown, "webhook Service %s/%s has no ready endpoint: no operator pod is ready to answer", key.Namespace, key.Name), false
+	return fail(check, env.fixOperatorDown(), "webhook Service %s/%s has no ready endpoint: no operator pod is ready to answer", key.Namespace, key.Name), false
 }
 
 // dialCert connects to a webhook URL and returns the certificate it serves, without

@@ -2,7 +2,9 @@ package plugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,8 +19,49 @@ import (
 // LeaseName is the operator's leader election lease (cmd/mooring: LeaderElectionID).
 const LeaseName = "mooring.dev"
 
-// operatorLabel selects the operator's Deployment (config/manager).
+// operatorLabel selects the operator's Deployment (config/manager, and the chart's).
 var operatorLabel = client.MatchingLabels{"app.kubernetes.io/name": "mooring"}
+
+// DefaultOperatorNamespace is where config/default and the local cluster run the operator;
+// a Helm release runs it in the release's namespace.
+const DefaultOperatorNamespace = "mooring-system"
+
+// findOperatorNamespace says where the operator runs when --operator-namespace is not
+// given, and how it knows: the namespace of the Deployment labelled
+// app.kubernetes.io/name=mooring (any namespace: helm installs into the release's);
+// else that of the leader lease (an operator outside the cluster, make run); else
+// mooring-system. ambiguous is set when Deployments were found in several namespaces.
+func findOperatorNamespace(ctx context.Context, c client.Reader) (ns, how string, ambiguous bool) {
+	deps := &appsv1.DeploymentList{}
+	depErr := c.List(ctx, deps, operatorLabel)
+	if depErr == nil && len(deps.Items) > 0 {
+		var nss []string
+		for _, d := range deps.Items {
+			if !slices.Contains(nss, d.Namespace) {
+				nss = append(nss, d.Namespace)
+			}
+		}
+		slices.Sort(nss)
+		if len(nss) == 1 {
+			return nss[0], fmt.Sprintf("the namespace of Deployment %s, labelled app.kubernetes.io/name=mooring", deps.Items[0].Name), false
+		}
+		return nss[0], fmt.Sprintf("Deployments labelled app.kubernetes.io/name=mooring run in namespaces %s; using the first", strings.Join(nss, ", ")), true
+	}
+	leases := &coordinationv1.LeaseList{}
+	leaseErr := c.List(ctx, leases, client.MatchingFields{"metadata.name": LeaseName})
+	if leaseErr == nil && len(leases.Items) > 0 {
+		return leases.Items[0].Namespace, fmt.Sprintf("no Deployment labelled app.kubernetes.io/name=mooring; the namespace of the leader lease %s", LeaseName), len(leases.Items) > 1
+	}
+	why := "no Deployment labelled app.kubernetes.io/name=mooring and no lease " + LeaseName + " in any namespace"
+	if depErr != nil || leaseErr != nil {
+		why = "cannot look for the operator's Deployment or lease in every namespace (" + errors.Join(depErr, leaseErr).Error() + ")"
+	}
+	return DefaultOperatorNamespace, why + "; the default", false
+}
+
+// operatorNamespaceUsage is the help of doctor's and version's --operator-namespace;
+// when it is empty, findOperatorNamespace decides.
+const operatorNamespaceUsage = "Namespace of the operator (its Deployment, leader lease, webhook Secret). When not given, the namespace of the Deployment labelled app.kubernetes.io/name=mooring in any namespace, else of the leader lease, else " + DefaultOperatorNamespace + "."
 
 // checkOperator checks who holds the leader lease and since when, and that the lease is
 // being renewed; and, when the operator runs as a Deployment, that its replicas are ready.
@@ -56,7 +99,7 @@ func (env *doctorEnv) checkLease(ctx context.Context) Finding {
 	}
 	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
 	if holder == "" || lease.Spec.RenewTime == nil {
-		return fail(check, fixOperatorDown, "lease %s is held by nobody (released by the last leader): the operator is not running", key)
+		return fail(check, env.fixOperatorDown(), "lease %s is held by nobody (released by the last leader): the operator is not running", key)
 	}
 	leaseDuration := time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 15)) * time.Second
 	renewed := env.now.Sub(lease.Spec.RenewTime.Time)
@@ -65,7 +108,7 @@ func (env *doctorEnv) checkLease(ctx context.Context) Finding {
 		since = fmt.Sprintf(" since %s (%s ago)", lease.Spec.AcquireTime.UTC().Format(time.RFC3339), duration.HumanDuration(env.now.Sub(lease.Spec.AcquireTime.Time)))
 	}
 	if renewed > leaseDuration {
-		return fail(check, fixOperatorDown, "held by %s%s but last renewed %s ago (lease duration %s): the operator is not running",
+		return fail(check, env.fixOperatorDown(), "held by %s%s but last renewed %s ago (lease duration %s): the operator is not running",
 			holder, since, duration.HumanDuration(renewed), leaseDuration)
 	}
 	return pass(check, "held by %s%s, renewed %s ago", holder, since, duration.HumanDuration(max(renewed, 0)))

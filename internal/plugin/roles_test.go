@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,68 +34,96 @@ import (
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
+// cluster is the package's API server, started by the first test that needs one.
+var cluster struct {
+	once       sync.Once
+	env        *envtest.Environment
+	client     client.Client
+	kubeconfig string
+	err        error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cluster.env != nil {
+		if err := cluster.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop envtest:", err)
+		}
+	}
+	os.Exit(code)
+}
+
 // rolesCluster is an API server with Mooring's CRDs and config/rbac's user roles (named
 // as config/default names them), no operator: what a user of the plugin reads is made by
 // the test. It returns an admin client and a kubeconfig for the admin, who may
-// impersonate (--as).
+// impersonate (--as). Tests share it: each uses names of its own.
 func rolesCluster(t *testing.T) (client.Client, string) {
 	t.Helper()
+	cluster.once.Do(func() { cluster.err = startCluster() })
+	if cluster.err != nil {
+		t.Fatal(cluster.err)
+	}
+	return cluster.client, cluster.kubeconfig
+}
+
+func startCluster() error {
 	root := testutil.RepoRoot()
-	env := &envtest.Environment{
+	cluster.env = &envtest.Environment{
 		BinaryAssetsDirectory: testutil.AssetsDir(),
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
-	cfg, err := env.Start()
+	cfg, err := cluster.env.Start()
 	if err != nil {
-		t.Fatalf("start envtest: %v", err)
+		cluster.env = nil
+		return fmt.Errorf("start envtest: %w", err)
 	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop envtest: %v", err)
-		}
-	})
 	c, err := client.New(cfg, client.Options{Scheme: Scheme})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	for _, role := range userRoles(t) {
-		if err := c.Create(t.Context(), role); err != nil {
-			t.Fatalf("create ClusterRole %s: %v", role.Name, err)
+	roles, err := userRoles()
+	if err != nil {
+		return err
+	}
+	for _, role := range roles {
+		if err := c.Create(context.Background(), role); err != nil {
+			return fmt.Errorf("create ClusterRole %s: %w", role.Name, err)
 		}
 	}
-	admin, err := env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	admin, err := cluster.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	kubeconfig, err := admin.KubeConfig()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
+	// The env's own directory outlives the first test (t.TempDir would not).
+	path := filepath.Join(cluster.env.ControlPlane.APIServer.CertDir, "plugin-test-kubeconfig")
 	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	return c, path
+	cluster.client, cluster.kubeconfig = c, path
+	return nil
 }
 
 // userRoles are the ClusterRoles of config/rbac/user_roles.yaml, with config/default's prefix.
-func userRoles(t *testing.T) []*rbacv1.ClusterRole {
-	t.Helper()
+func userRoles() ([]*rbacv1.ClusterRole, error) {
 	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "config", "rbac", "user_roles.yaml"))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var out []*rbacv1.ClusterRole
 	for _, doc := range strings.Split(string(data), "\n---\n") {
 		role := &rbacv1.ClusterRole{}
 		if err := yaml.UnmarshalStrict([]byte(doc), role); err != nil {
-			t.Fatalf("config/rbac/user_roles.yaml: %v", err)
+			return nil, fmt.Errorf("config/rbac/user_roles.yaml: %w", err)
 		}
 		role.Name = "mooring-" + role.Name
 		out = append(out, role)
 	}
-	return out
+	return out, nil
 }
 
 // The shipped developer and auditor roles may not list Secrets: `status` shows
@@ -114,6 +144,9 @@ func TestStatusAsDeveloperAndAuditor(t *testing.T) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "mooring-auditor"},
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "audrey"}},
 	}))
+
+	waitBound(t, c, "dave", ns.Name)
+	waitBound(t, c, "audrey", "")
 
 	db := &v1beta1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: ns.Name},
 		Spec: v1beta1.DatabaseClusterSpec{Engine: "postgresql", ReplicaCount: 1, SecretName: "orders-credentials"}}
@@ -181,25 +214,43 @@ func TestRolesMayScaleWhatTheyMayUpdate(t *testing.T) {
 	if len(scalable) < 3 {
 		t.Fatalf("scalable kinds %v: want at least apps, cacheinstances and databaseclusters", scalable)
 	}
-	for _, role := range userRoles(t) {
+	roles, err := userRoles()
+	must(t, err)
+	for _, role := range roles {
 		user := "user-" + role.Name
 		must(t, c.Create(ctx, &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: user},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 			Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: user}},
 		}))
+		waitBound(t, c, user, "shop")
 		for _, plural := range scalable {
-			may := func(verb, sub string) bool {
-				sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
-					ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "shop", Verb: verb, Group: "mooring.dev", Resource: plural, Subresource: sub}}}
-				must(t, c.Create(ctx, sar))
-				return sar.Status.Allowed
-			}
-			if update, scale := may("update", ""), may("update", "scale"); update != scale {
+			if update, scale := allowed(t, c, user, "update", plural, "", "shop"), allowed(t, c, user, "update", plural, "scale", "shop"); update != scale {
 				t.Errorf("%s: update %s %v, update %s/scale %v", role.Name, plural, update, plural, scale)
 			}
 		}
 	}
+}
+
+// allowed asks the API server whether user may verb the Mooring resource in ns.
+func allowed(t *testing.T, c client.Client, user, verb, resource, sub, ns string) bool {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: "mooring.dev", Resource: resource, Subresource: sub}}}
+	must(t, c.Create(t.Context(), sar))
+	return sar.Status.Allowed
+}
+
+// waitBound waits until the authorizer has seen a new binding of user: RBAC reads
+// bindings from a cache, so the first requests after one is created may be denied.
+func waitBound(t *testing.T, c client.Client, user, ns string) {
+	t.Helper()
+	testutil.Eventually(t, testutil.DefaultTimeout, user+"'s binding to take effect", func() error {
+		if !allowed(t, c, user, "list", "databaseclusters", "", ns) {
+			return fmt.Errorf("%s may not list databaseclusters in %q yet", user, ns)
+		}
+		return nil
+	})
 }
 
 func must(t *testing.T, err error) {

@@ -59,17 +59,24 @@ func newVersionCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			op, err := operatorVersion(cmd.Context(), c, ns)
+			where, looked := ns, ns
+			if ns == "" {
+				where, _, _ = findOperatorNamespace(cmd.Context(), c)
+				looked = "any namespace"
+			}
+			op, err := operatorVersion(cmd.Context(), c, where)
 			if err != nil {
 				return err
 			}
 			if op == "" {
-				op = "unknown (no Deployment labelled app.kubernetes.io/name=mooring in " + ns + "; the operator runs outside the cluster)"
+				op = "unknown (no Deployment labelled app.kubernetes.io/name=mooring in " + looked + "; the operator runs outside the cluster)"
+			} else {
+				op += " (namespace " + where + ")"
 			}
 			fmt.Fprintf(o.Streams.Out, "operator: %s\n", op)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&ns, "operator-namespace", "mooring-system", "Namespace of the operator's Deployment.")
+	cmd.Flags().StringVar(&ns, "operator-namespace", "", operatorNamespaceUsage)
 	return cmd
 }
