@@ -280,6 +280,33 @@ func TestSchemaRejectsWrongValues(t *testing.T) {
 	}
 }
 
+// TestValuesThatCannotWorkFail expects a render of value combinations that would install
+// something broken to fail with a message naming what to set.
+func TestValuesThatCannotWorkFail(t *testing.T) {
+	rule := map[string]any{"enabled": true}
+	tests := map[string]struct {
+		vals map[string]any
+		want string
+	}{
+		// MooringOperatorDown is absent(up{job="mooring-metrics-service"} == 1): with
+		// nothing scraping the operator it fires forever.
+		"rules without the ServiceMonitor": {map[string]any{"metrics": map[string]any{"prometheusRule": rule}},
+			"metrics.prometheusRule.enabled needs metrics.enabled and metrics.serviceMonitor.enabled"},
+		"rules without metrics": {map[string]any{"metrics": map[string]any{"enabled": false, "prometheusRule": rule,
+			"serviceMonitor": map[string]any{"enabled": true}}}, "MooringOperatorDown"},
+	}
+	for name, tc := range tests {
+		_, err := render(chartPath, namespace, tc.vals)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, tc.want)
+		}
+	}
+	ok := map[string]any{"metrics": map[string]any{"prometheusRule": rule, "serviceMonitor": map[string]any{"enabled": true}}}
+	if _, err := render(chartPath, namespace, ok); err != nil {
+		t.Errorf("rules with the ServiceMonitor: %v", err)
+	}
+}
+
 // checkRender holds for every render: no caBundle (the operator or cert-manager injects
 // it, and an upgrade must never blank it) and a restricted pod security context.
 func checkRender(t *testing.T, out string) {
