@@ -32,72 +32,83 @@ func main() {
 	}
 }
 
-func run() error {
-	var (
-		cfg                                        server.Config
-		addr, proxies, adminPasswordFile, logLevel string
-		adminRole, developerRole, auditorRole      string
-		lockoutThreshold                           int
-		grace                                      time.Duration
-	)
-	ns := os.Getenv("POD_NAMESPACE")
-	if ns == "" {
-		ns = "mooring-portal"
-	}
-	flag.StringVar(&addr, "bind-address", ":8080", "Address to serve the API, probes and metrics on.")
-	flag.StringVar(&cfg.Namespace, "namespace", ns, "Namespace of the password hash Secrets and the signing keys Secret (default $POD_NAMESPACE).")
-	flag.StringVar(&cfg.UsersNamespace, "users-namespace", cluster.DefaultUsersNamespace, "Namespace of the ServiceAccount identities the portal impersonates for users.")
-	flag.StringVar(&cfg.SigningKeySecret, "signing-key-secret", "mooring-portal-signing-keys", "Secret holding the token signing keys, shared by all replicas.")
-	flag.DurationVar(&cfg.KeyRotation, "signing-key-rotation", 7*24*time.Hour, "Age at which a new signing key takes over; older keys keep verifying until their tokens expired.")
-	flag.StringVar(&cfg.Issuer, "token-issuer", "mooring-portal", "Issuer (iss) of the tokens.")
-	flag.StringVar(&cfg.Audience, "token-audience", "mooring-portal", "Audience (aud) of the tokens.")
-	flag.DurationVar(&cfg.AccessTTL, "access-token-ttl", 15*time.Minute, "Lifetime of access tokens.")
-	flag.DurationVar(&cfg.RefreshTTL, "refresh-token-ttl", 24*time.Hour, "Lifetime of refresh tokens.")
+// options are the portal's flags.
+type options struct {
+	cfg                                        server.Config
+	addr, proxies, adminPasswordFile, logLevel string
+	adminRole, developerRole, auditorRole      string
+	lockoutThreshold                           int
+	grace                                      time.Duration
+}
+
+// register defines the flags on fs; ns is the default --namespace.
+func (o *options) register(fs *flag.FlagSet, ns string) {
+	fs.StringVar(&o.addr, "bind-address", ":8080", "Address to serve the API, probes and metrics on.")
+	fs.StringVar(&o.cfg.Namespace, "namespace", ns, "Namespace of the password hash Secrets and the signing keys Secret (default $POD_NAMESPACE).")
+	fs.StringVar(&o.cfg.UsersNamespace, "users-namespace", cluster.DefaultUsersNamespace, "Namespace of the ServiceAccount identities the portal impersonates for users.")
+	fs.StringVar(&o.cfg.SigningKeySecret, "signing-key-secret", "mooring-portal-signing-keys", "Secret holding the token signing keys, shared by all replicas.")
+	fs.DurationVar(&o.cfg.KeyRotation, "signing-key-rotation", 7*24*time.Hour, "Age at which a new signing key takes over; older keys keep verifying until their tokens expired.")
+	fs.StringVar(&o.cfg.Issuer, "token-issuer", "mooring-portal", "Issuer (iss) of the tokens.")
+	fs.StringVar(&o.cfg.Audience, "token-audience", "mooring-portal", "Audience (aud) of the tokens.")
+	fs.DurationVar(&o.cfg.AccessTTL, "access-token-ttl", 15*time.Minute, "Lifetime of access tokens.")
+	fs.DurationVar(&o.cfg.RefreshTTL, "refresh-token-ttl", 24*time.Hour, "Lifetime of refresh tokens.")
 	// A week: a user of the portal logs in once per working week, not once per refresh
 	// token (the idle timeout above), while a stolen token family dies within days even
 	// if its thief keeps refreshing. OWASP leaves the value to the application's risk;
 	// seven days sits between the refresh lifetime it must not undercut and the 30 days
 	// IdentityServer uses for its absolute refresh token lifetime.
-	flag.DurationVar(&cfg.SessionMaxLifetime, "session-max-lifetime", 7*24*time.Hour, "Absolute lifetime of a login: refreshes never extend a session past it, the user logs in again. At least --refresh-token-ttl.")
-	flag.IntVar(&cfg.IPLimit, "ip-rate-limit", 20, "Requests per window per client IP on register, login and refresh.")
-	flag.IntVar(&cfg.UserLimit, "user-rate-limit", 300, "Requests per window per user on authenticated routes.")
-	flag.DurationVar(&cfg.RateWindow, "rate-limit-window", time.Minute, "Length of the sliding rate-limit window.")
-	flag.StringVar(&proxies, "trusted-proxies", "", "Comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is believed; none by default.")
-	flag.IntVar(&lockoutThreshold, "lockout-threshold", 5, "Failed logins in a row after which an account is locked for a while.")
-	flag.DurationVar(&cfg.Lockout.Base, "lockout-duration", 30*time.Second, "First lock duration; it doubles with every further failure.")
-	flag.DurationVar(&cfg.Lockout.Max, "lockout-max-duration", 15*time.Minute, "Longest lock duration.")
-	flag.StringVar(&adminRole, "admin-clusterrole", services.DefaultRoleNames[v1alpha1.RoleAdmin], "ClusterRole bound to admins.")
-	flag.StringVar(&developerRole, "developer-clusterrole", services.DefaultRoleNames[v1alpha1.RoleDeveloper], "ClusterRole bound to developers in their namespaces.")
-	flag.StringVar(&auditorRole, "auditor-clusterrole", services.DefaultRoleNames[v1alpha1.RoleAuditor], "ClusterRole bound to auditors.")
-	flag.StringVar(&cfg.AdminUsername, "admin-username", "admin", "Username of the first admin, created when --admin-password-file is set and no such user exists.")
-	flag.StringVar(&cfg.AdminEmail, "admin-email", "admin@mooring.local", "E-mail of the first admin.")
-	flag.StringVar(&adminPasswordFile, "admin-password-file", "", "File (e.g. a mounted Secret) with the first admin's password.")
-	flag.DurationVar(&grace, "shutdown-grace", 20*time.Second, "How long in-flight requests may take after SIGTERM.")
-	flag.StringVar(&logLevel, "log-level", "info", "Log level: debug, info, warn or error.")
-	flag.BoolVar(&cfg.LeaderElection, "leader-elect", true, "Elect one replica to reconcile users' bindings (a Lease in --namespace).")
+	fs.DurationVar(&o.cfg.SessionMaxLifetime, "session-max-lifetime", 7*24*time.Hour, "Absolute lifetime of a login: refreshes never extend a session past it, the user logs in again. At least --refresh-token-ttl.")
+	fs.IntVar(&o.cfg.IPLimit, "ip-rate-limit", 20, "Requests per window per client IP on register, login and refresh.")
+	fs.IntVar(&o.cfg.UserLimit, "user-rate-limit", 300, "Requests per window per user on authenticated routes.")
+	fs.DurationVar(&o.cfg.RateWindow, "rate-limit-window", time.Minute, "Length of the sliding rate-limit window.")
+	fs.StringVar(&o.proxies, "trusted-proxies", "", "Comma-separated IPs or CIDRs of proxies whose X-Forwarded-For is believed; none by default.")
+	fs.IntVar(&o.lockoutThreshold, "lockout-threshold", 5, "Failed logins in a row after which an account is locked for a while.")
+	fs.DurationVar(&o.cfg.Lockout.Base, "lockout-duration", 30*time.Second, "First lock duration; it doubles with every further failure.")
+	fs.DurationVar(&o.cfg.Lockout.Max, "lockout-max-duration", 15*time.Minute, "Longest lock duration.")
+	fs.StringVar(&o.adminRole, "admin-clusterrole", services.DefaultRoleNames[v1alpha1.RoleAdmin], "ClusterRole bound to admins.")
+	fs.StringVar(&o.developerRole, "developer-clusterrole", services.DefaultRoleNames[v1alpha1.RoleDeveloper], "ClusterRole bound to developers in their namespaces.")
+	fs.StringVar(&o.auditorRole, "auditor-clusterrole", services.DefaultRoleNames[v1alpha1.RoleAuditor], "ClusterRole bound to auditors.")
+	fs.StringVar(&o.cfg.AdminUsername, "admin-username", "admin", "Username of the first admin, created when --admin-password-file is set and no such user exists.")
+	fs.StringVar(&o.cfg.AdminEmail, "admin-email", "admin@mooring.local", "E-mail of the first admin.")
+	fs.StringVar(&o.adminPasswordFile, "admin-password-file", "", "File (e.g. a mounted Secret) with the first admin's password.")
+	fs.DurationVar(&o.grace, "shutdown-grace", 20*time.Second, "How long in-flight requests may take after SIGTERM.")
+	fs.StringVar(&o.logLevel, "log-level", "info", "Log level: debug, info, warn or error.")
+	fs.BoolVar(&o.cfg.LeaderElection, "leader-elect", true, "Elect one replica to reconcile users' bindings (a Lease in --namespace).")
+	// The portal serves plain HTTP behind a TLS-terminating Ingress, so it cannot tell
+	// from a request that the browser reached it over HTTPS.
+	fs.BoolVar(&o.cfg.SecureCookies, "secure-cookies", true, "Mark the web UI's cookies Secure and send Strict-Transport-Security, even on plain HTTP requests (the portal behind a TLS-terminating Ingress). Turn off only when browsers reach the portal over plain HTTP.")
+}
+
+func run() error {
+	ns := os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		ns = "mooring-portal"
+	}
+	f := &options{}
+	f.register(flag.CommandLine, ns)
 	flag.Parse()
 
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	slog.SetDefault(telemetry.NewLogger(os.Stderr, level))
 	ctrllog.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
-	if err := checkSessionLifetime(cfg.SessionMaxLifetime, cfg.RefreshTTL); err != nil {
+	if err := checkSessionLifetime(f.cfg.SessionMaxLifetime, f.cfg.RefreshTTL); err != nil {
 		return err
 	}
-	cfg.Lockout.Threshold = int32(lockoutThreshold)
-	cfg.Roles = services.RoleNames{v1alpha1.RoleAdmin: adminRole, v1alpha1.RoleDeveloper: developerRole, v1alpha1.RoleAuditor: auditorRole}
-	for _, p := range strings.Split(proxies, ",") {
+	f.cfg.Lockout.Threshold = int32(f.lockoutThreshold)
+	f.cfg.Roles = services.RoleNames{v1alpha1.RoleAdmin: f.adminRole, v1alpha1.RoleDeveloper: f.developerRole, v1alpha1.RoleAuditor: f.auditorRole}
+	for _, p := range strings.Split(f.proxies, ",") {
 		if p = strings.TrimSpace(p); p != "" {
-			cfg.TrustedProxies = append(cfg.TrustedProxies, p)
+			f.cfg.TrustedProxies = append(f.cfg.TrustedProxies, p)
 		}
 	}
 	var err error
-	if cfg.AdminPassword, err = server.ReadPasswordFile(adminPasswordFile); err != nil {
+	if f.cfg.AdminPassword, err = server.ReadPasswordFile(f.adminPasswordFile); err != nil {
 		return err
 	}
-	if cfg.Rest, err = config.GetConfig(); err != nil {
+	if f.cfg.Rest, err = config.GetConfig(); err != nil {
 		return fmt.Errorf("cluster config: %w", err)
 	}
 
@@ -110,12 +121,12 @@ func run() error {
 	defer func() { _ = shutdownTracing(context.Background()) }()
 
 	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	s, err := server.New(startCtx, cfg)
+	s, err := server.New(startCtx, f.cfg)
 	cancel()
 	if err != nil {
 		return err
 	}
-	return s.Serve(ctx, addr, grace)
+	return s.Serve(ctx, f.addr, f.grace)
 }
 
 // checkSessionLifetime refuses a maximum session lifetime shorter than the refresh

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -26,5 +27,21 @@ func TestCheckSessionLifetime(t *testing.T) {
 				t.Fatalf("the error must name the flag: %v", err)
 			}
 		})
+	}
+}
+
+// TestSecureCookiesByDefault: the portal runs behind a TLS-terminating Ingress, so its
+// UI cookies are Secure unless --secure-cookies=false says browsers use plain HTTP.
+func TestSecureCookiesByDefault(t *testing.T) {
+	for args, want := range map[string]bool{"": true, "--secure-cookies=false": false, "--secure-cookies": true} {
+		var o options
+		fs := flag.NewFlagSet("mooring-portal", flag.ContinueOnError)
+		o.register(fs, "mooring-portal")
+		if err := fs.Parse(strings.Fields(args)); err != nil {
+			t.Fatal(err)
+		}
+		if o.cfg.SecureCookies != want {
+			t.Errorf("flags %q: SecureCookies %v, want %v", args, o.cfg.SecureCookies, want)
+		}
 	}
 }

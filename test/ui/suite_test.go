@@ -40,7 +40,8 @@ func startPortal(t *testing.T) *localcluster.Portal {
 	if err != nil {
 		t.Fatalf("install the portal: %v", err)
 	}
-	p, err := env.Start(ctx, "portal.log", "--ip-rate-limit=1000")
+	// Browsers reach this portal over plain HTTP, where Secure cookies do not belong.
+	p, err := env.Start(ctx, "portal.log", "--ip-rate-limit=1000", "--secure-cookies=false")
 	if err != nil {
 		t.Fatalf("start the portal: %v", err)
 	}

@@ -78,6 +78,11 @@ type Config struct {
 	AdminUsername, AdminEmail, AdminPassword string
 	// LeaderElection makes the replicas elect the one that reconciles bindings.
 	LeaderElection bool
+	// SecureCookies marks the web UI's cookies Secure and sends Strict-Transport-Security
+	// even on plain HTTP requests: the portal serves HTTP behind a TLS-terminating
+	// Ingress, so the request alone does not tell. Only a portal reached over plain HTTP
+	// (tests, a local developer setup) turns it off.
+	SecureCookies bool
 }
 
 // Server is an assembled portal.
@@ -158,7 +163,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// The web UI: the same services, limiters and impersonation as the API.
 	if err := ui.Register(r, ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp},
-		IPLimit: ipLimit, UserLimit: userLimit, Metrics: s.Metrics}); err != nil {
+		IPLimit: ipLimit, UserLimit: userLimit, Metrics: s.Metrics, SecureCookies: cfg.SecureCookies}); err != nil {
 		return nil, err
 	}
 	s.Handler = r

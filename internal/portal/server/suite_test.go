@@ -92,6 +92,8 @@ func baseConfig() server.Config {
 		Lockout:       services.LockoutPolicy{Threshold: 3, Base: 3 * time.Second, Max: 6 * time.Second},
 		Roles:         services.DefaultRoleNames,
 		AdminUsername: "admin", AdminEmail: "admin@example.com", AdminPassword: adminPassword,
+		// Served over plain HTTP (httptest): Secure cookies would never come back.
+		SecureCookies: false,
 	}
 }
 

@@ -68,7 +68,8 @@ type Options struct {
 	IPLimit, UserLimit *ratelimit.Limiter
 	Metrics            *telemetry.Metrics
 	// SecureCookies marks cookies Secure even on plain HTTP requests, for a portal
-	// behind a TLS-terminating proxy. Requests that arrive over TLS always get them.
+	// behind a TLS-terminating proxy, and sends Strict-Transport-Security so browsers
+	// keep to HTTPS. Requests that arrive over TLS always get Secure cookies.
 	SecureCookies bool
 	// PollInterval is how often an open page refreshes its status, in milliseconds
 	// (3000 when zero).
@@ -105,7 +106,7 @@ func Register(r *gin.Engine, o Options) error {
 	}
 
 	r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusSeeOther, Prefix+"/") })
-	g := r.Group(Prefix, securityHeaders)
+	g := r.Group(Prefix, u.securityHeaders)
 	g.StaticFS("/static", http.FS(static))
 
 	perIP := u.rateLimit(o.IPLimit, "ip", middleware.ByClientIP)
@@ -138,10 +139,18 @@ func Register(r *gin.Engine, o Options) error {
 	return nil
 }
 
+// hstsValue keeps browsers on HTTPS for a year (RFC 6797). No includeSubDomains: the
+// portal does not speak for other hosts of its domain.
+const hstsValue = "max-age=31536000"
+
 // securityHeaders sets the headers every UI answer carries: scripts, styles and forms
-// from this origin only, no framing, no sniffing, and no caching of pages.
-func securityHeaders(c *gin.Context) {
+// from this origin only, no framing, no sniffing, and no caching of pages; and, when
+// cookies are Secure (the portal is reached over HTTPS), HTTPS only from now on.
+func (u *UI) securityHeaders(c *gin.Context) {
 	h := c.Writer.Header()
+	if u.secure(c) {
+		h.Set("Strict-Transport-Security", hstsValue)
+	}
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")

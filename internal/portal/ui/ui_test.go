@@ -30,6 +30,12 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessWith(t, nil)
+}
+
+// newHarnessWith is newHarness with its Options changed by change.
+func newHarnessWith(t *testing.T, change func(*Options)) *harness {
+	t.Helper()
 	gin.SetMode(gin.TestMode)
 	h := &harness{t: t, acc: newFakeAccounts(), res: newFakeResources(), limit: ratelimit.New(1000, time.Minute, nil)}
 	h.acc.add("admin", "admin password 1", portalv1alpha1.RoleAdmin)
@@ -37,8 +43,12 @@ func newHarness(t *testing.T) *harness {
 	h.acc.add("dev", "developer password", portalv1alpha1.RoleDeveloper, "team-a")
 	h.acc.add("nobody", "nobody password", portalv1alpha1.RoleNone)
 	r := gin.New()
-	if err := Register(r, Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, IPLimit: h.limit, UserLimit: h.limit,
-		Now: fixedNow(time.Now())}); err != nil {
+	o := Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, IPLimit: h.limit, UserLimit: h.limit,
+		Now: fixedNow(time.Now())}
+	if change != nil {
+		change(&o)
+	}
+	if err := Register(r, o); err != nil {
 		t.Fatal(err)
 	}
 	h.srv = httptest.NewServer(r)
@@ -230,6 +240,39 @@ func TestCookiesAreSecureOverTLS(t *testing.T) {
 		t.Fatalf("want a Secure HttpOnly cookie over TLS, got %q", got)
 	}
 	_ = h
+}
+
+// TestSecureCookiesOverPlainHTTP: behind a TLS-terminating proxy the portal sees plain
+// HTTP, so SecureCookies marks the cookies Secure and asks for HTTPS (HSTS) anyway;
+// without it, plain HTTP gets neither.
+func TestSecureCookiesOverPlainHTTP(t *testing.T) {
+	for _, secure := range []bool{true, false} {
+		h := newHarnessWith(t, func(o *Options) { o.SecureCookies = secure })
+		page := h.browser().get(Prefix + "/login")
+		if got := page.header.Get("Strict-Transport-Security"); (got != "") != secure {
+			t.Errorf("SecureCookies %v: Strict-Transport-Security %q", secure, got)
+		}
+		// A client that keeps to plain HTTP never sends Secure cookies back, so the
+		// CSRF cookie goes by hand.
+		tok := strings.Repeat("c", 43)
+		login := h.browser().post(Prefix+"/login", url.Values{"username": {"dev"}, "password": {"developer password"}, "csrf": {tok}},
+			"Cookie", csrfCookie+"="+tok)
+		wantStatus(t, login, http.StatusSeeOther, "log in")
+		cookies := append(page.header.Values("Set-Cookie"), login.header.Values("Set-Cookie")...)
+		names := map[string]bool{}
+		for _, c := range cookies {
+			name, _, _ := strings.Cut(c, "=")
+			names[name] = true
+			if got := strings.Contains(c, "; Secure"); got != secure {
+				t.Errorf("SecureCookies %v: cookie %q is Secure: %v", secure, c, got)
+			}
+		}
+		for _, name := range []string{csrfCookie, accessCookie, refreshCookie} {
+			if !names[name] {
+				t.Errorf("SecureCookies %v: no %s cookie set", secure, name)
+			}
+		}
+	}
 }
 
 func TestExpiredAccessTokenIsRefreshed(t *testing.T) {
