@@ -209,21 +209,25 @@ func valueSets() map[string]map[string]any {
 			"image":        map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)},
 			"logLevel":     "debug",
 			"extraArgs":    []any{"--max-concurrent-reconciles=8"},
+			"env":          []any{map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy.example.com:3128"}},
 			"nodeSelector": map[string]any{"kubernetes.io/os": "linux"},
 			"tolerations":  []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "platform", "effect": "NoSchedule"}},
 			"webhook":      map[string]any{"certManagement": "cert-manager"},
 			"metrics":      map[string]any{"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}}},
 		},
 		"observability-portal": {
+			"imagePullSecrets": []any{map[string]any{"name": "regcred"}},
 			"metrics": map[string]any{
 				"serviceMonitor": map[string]any{"enabled": true, "interval": "1m", "labels": map[string]any{"release": "prometheus"}},
 				"prometheusRule": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}},
 				"dashboards":     map[string]any{"enabled": true, "namespace": "grafana", "labels": map[string]any{"team": "platform"}},
 			},
 			"portal": map[string]any{"enabled": true, "replicas": 3, "image": map[string]any{"tag": "v0.1.0"},
-				"resources":    map[string]any{"requests": map[string]any{"cpu": "50m", "memory": "96Mi"}, "limits": map[string]any{"memory": "192Mi"}},
-				"nodeSelector": map[string]any{"kubernetes.io/os": "linux"},
-				"tolerations":  []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "platform", "effect": "NoSchedule"}},
+				"trustedProxies": []any{"10.0.0.0/8", "192.168.1.10"},
+				"extraArgs":      []any{"--access-token-ttl=5m", "--log-level=debug"},
+				"resources":      map[string]any{"requests": map[string]any{"cpu": "50m", "memory": "96Mi"}, "limits": map[string]any{"memory": "192Mi"}},
+				"nodeSelector":   map[string]any{"kubernetes.io/os": "linux"},
+				"tolerations":    []any{map[string]any{"key": "dedicated", "operator": "Equal", "value": "platform", "effect": "NoSchedule"}},
 				"affinity": map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
 					"weight": int64(100), "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname",
 						"labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "mooring-portal"}}}}}}},
@@ -271,6 +275,9 @@ func TestSchemaRejectsWrongValues(t *testing.T) {
 		"portal replicas":  {map[string]any{"portal": map[string]any{"replicas": "two"}}, "replicas"},
 		"portal selector":  {map[string]any{"portal": map[string]any{"nodeSelector": map[string]any{"zone": 3}}}, "nodeSelector"},
 		"portal key":       {map[string]any{"portal": map[string]any{"enable": true}}, "enable"},
+		"portal arg":       {map[string]any{"portal": map[string]any{"extraArgs": []any{"log-level=debug"}}}, "extraArgs"},
+		"portal proxy":     {map[string]any{"portal": map[string]any{"trustedProxies": []any{"ingress.example.com"}}}, "trustedProxies"},
+		"env name":         {map[string]any{"env": []any{map[string]any{"value": "x"}}}, "env"},
 	}
 	for name, tc := range tests {
 		_, err := render(chartPath, namespace, tc.vals)
@@ -304,6 +311,67 @@ func TestValuesThatCannotWorkFail(t *testing.T) {
 	ok := map[string]any{"metrics": map[string]any{"prometheusRule": rule, "serviceMonitor": map[string]any{"enabled": true}}}
 	if _, err := render(chartPath, namespace, ok); err != nil {
 		t.Errorf("rules with the ServiceMonitor: %v", err)
+	}
+}
+
+// The portal's flags and pull secrets come from values: portal.trustedProxies becomes
+// the portal's --trusted-proxies, portal.extraArgs follow, and the pull secrets are
+// portal.imagePullSecrets or else the operator's; env reaches the operator's container.
+func TestPortalAndOperatorValues(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot, "cmd", "mooring-portal", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), `"trusted-proxies"`) {
+		t.Fatal("cmd/mooring-portal has no --trusted-proxies flag any more: update the chart's portal.trustedProxies")
+	}
+	pod := func(t *testing.T, vals map[string]any, name string) map[string]any {
+		t.Helper()
+		out, err := render(chartPath, namespace, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := decode([]byte(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range objs {
+			if u.GetKind() == "Deployment" && u.GetName() == name {
+				spec, _, _ := unstructured.NestedMap(u.Object, "spec", "template", "spec")
+				return spec
+			}
+		}
+		t.Fatalf("no Deployment %s", name)
+		return nil
+	}
+	container := func(spec map[string]any) map[string]any {
+		cs, _, _ := unstructured.NestedSlice(spec, "containers")
+		return cs[0].(map[string]any)
+	}
+	pullSecrets := func(spec map[string]any) []any {
+		s, _, _ := unstructured.NestedSlice(spec, "imagePullSecrets")
+		return s
+	}
+	regcred := []any{map[string]any{"name": "regcred"}}
+	portal := map[string]any{"enabled": true, "trustedProxies": []any{"10.0.0.0/8", "fd00::/8"}, "extraArgs": []any{"--log-level=debug"}}
+	spec := pod(t, map[string]any{"imagePullSecrets": regcred, "portal": portal}, "mooring-portal")
+	args, _, _ := unstructured.NestedStringSlice(container(spec), "args")
+	want := []string{"--bind-address=:8080", "--admin-password-file=/etc/mooring-portal/admin/password", "--trusted-proxies=10.0.0.0/8,fd00::/8", "--log-level=debug"}
+	if !reflect.DeepEqual(args, want) {
+		t.Errorf("portal args %q, want %q", args, want)
+	}
+	if got := pullSecrets(spec); !reflect.DeepEqual(got, regcred) {
+		t.Errorf("portal imagePullSecrets %v, want the operator's %v", got, regcred)
+	}
+	own := []any{map[string]any{"name": "portal-registry"}}
+	portal["imagePullSecrets"] = own
+	if got := pullSecrets(pod(t, map[string]any{"imagePullSecrets": regcred, "portal": portal}, "mooring-portal")); !reflect.DeepEqual(got, own) {
+		t.Errorf("portal imagePullSecrets %v, want its own %v", got, own)
+	}
+	proxy := map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}
+	env, _, _ := unstructured.NestedSlice(container(pod(t, map[string]any{"env": []any{proxy}}, "mooring-controller-manager")), "env")
+	if len(env) != 2 || env[0].(map[string]any)["name"] != "POD_NAMESPACE" || !reflect.DeepEqual(env[1], proxy) {
+		t.Errorf("operator env %v, want POD_NAMESPACE and %v", env, proxy)
 	}
 }
 

@@ -33,6 +33,7 @@ const (
 	portalReplicasPlaceholder  = "HELM-PORTAL-REPLICAS"
 	portalResourcesPlaceholder = "HELM-PORTAL-RESOURCES"
 	portalSchedulingKey        = "mooring.dev/helm-portal-scheduling"
+	portalArgsPlaceholder      = "HELM-PORTAL-ARGS"
 	labelsKey                  = "mooring.dev/helm-labels"
 	extraLabelsKey             = "mooring.dev/helm-extra-labels"
 	crdAnnotationsKey          = "mooring.dev/helm-crd-annotations"
@@ -53,8 +54,13 @@ var placeholders = []string{
 }
 
 // portalScheduling replaces portalSchedulingKey in the portal's pod spec: the same
-// scheduling values as the operator's Deployment, each left out when empty.
-const portalScheduling = `{{- with .Values.portal.nodeSelector }}
+// scheduling values as the operator's Deployment, and its image pull secrets
+// (portal.imagePullSecrets, else the operator's imagePullSecrets), each left out when empty.
+const portalScheduling = `{{- with .Values.portal.imagePullSecrets | default .Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.portal.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}
       {{- end }}
@@ -66,6 +72,15 @@ const portalScheduling = `{{- with .Values.portal.nodeSelector }}
       affinity:
         {{- toYaml . | nindent 8 }}
       {{- end }}`
+
+// portalArgs replaces the list item portalArgsPlaceholder, the last of the portal
+// container's args: --trusted-proxies from portal.trustedProxies, then portal.extraArgs.
+const portalArgs = `{{- with .Values.portal.trustedProxies }}
+        - {{ printf "--trusted-proxies=%s" (join "," .) | quote }}
+        {{- end }}
+        {{- range .Values.portal.extraArgs }}
+        - {{ . | quote }}
+        {{- end }}`
 
 // escape keeps what looks like a template action in the sources (alert templates such
 // as {{ $labels.controller }}, Grafana legends) as text in the rendered objects.
@@ -175,6 +190,7 @@ func (src source) template(u *unstructured.Unstructured) ([]byte, error) {
 	text = replaceLine(text, crdAnnotationsKey, `{{- include "mooring.crdAnnotations" . | nindent 4 }}`)
 	text = replaceLine(text, caInjectionKey, `{{- include "mooring.caInjection" . | nindent 4 }}`)
 	text = replaceLine(text, portalSchedulingKey, portalScheduling)
+	text = strings.ReplaceAll(text, "        - "+portalArgsPlaceholder+"\n", "        "+portalArgs+"\n")
 	condition := ""
 	switch {
 	case isCRD:

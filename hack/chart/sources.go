@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -92,6 +94,18 @@ var sources = []source{
 				return err
 			}
 			if err := unstructured.SetNestedField(u.Object, placeholderValue, "spec", "template", "spec", portalSchedulingKey); err != nil {
+				return err
+			}
+			containers, _, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			if err != nil || len(containers) != 1 {
+				return fmt.Errorf("want one portal container, have %d: %v", len(containers), err)
+			}
+			c := containers[0].(map[string]any)
+			args, _, _ := unstructured.NestedStringSlice(c, "args")
+			if err := unstructured.SetNestedStringSlice(c, append(args, portalArgsPlaceholder), "args"); err != nil {
+				return err
+			}
+			if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers"); err != nil {
 				return err
 			}
 			return setEach(u, portalImagePlaceholder, "spec", "template", "spec", "containers", "image")
