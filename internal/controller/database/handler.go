@@ -36,6 +36,8 @@ type Handler struct {
 	APIReader client.Reader
 	// KeyChecks saves reading that Secret again while it has not changed.
 	KeyChecks *KeyChecks
+	// Resizes saves sending a refused volume expansion again while nothing changed.
+	Resizes *ResizeAttempts
 }
 
 // Owned lists the kinds of a cluster's children that the engine applies and prunes. The
@@ -68,16 +70,23 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	}
 
 	want := StorageSize(db)
-	recreating, err := growStorage(ctx, s, want)
+	resize, err := h.growStorage(ctx, s, want)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if recreating {
+	if resize.recreating {
 		s.KeepChildren()
 		deriveStatus(db, nil, true)
 		return ctrl.Result{}, nil
 	}
-	sts, err := StatefulSet(db)
+	template := db
+	if resize.refused {
+		// The volumes could not grow: the StatefulSet keeps their size (its claim templates
+		// cannot change) and everything else is applied as usual.
+		template = db.DeepCopy()
+		template.Spec.Storage.Size = &resize.have
+	}
+	sts, err := StatefulSet(template)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -86,12 +95,15 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 			return ctrl.Result{}, err
 		}
 	}
-	if err := storageStatus(ctx, s, want); err != nil {
+	var res ctrl.Result
+	if resize.refused {
+		res.RequeueAfter = resizeRetryInterval // StorageResized=False/ResizeForbidden stays
+	} else if err := storageStatus(ctx, s, want); err != nil {
 		return ctrl.Result{}, err
 	}
 	deriveStatus(db, sts, true)
 	db.Status.Binding = bindingStatus(db)
-	return ctrl.Result{}, nil
+	return res, nil
 }
 
 // SetupWithManager registers the DatabaseCluster controller with its Secret index and
@@ -113,7 +125,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	})
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}}, engine.Options{
+	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}, Resizes: &ResizeAttempts{}}, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
 	}, func(b *builder.Builder) {
 		b.Watches(secret, clustersUsingSecret, builder.OnlyMetadata).

@@ -22,4 +22,7 @@ const (
 	ReasonResizing          = "Resizing"
 	ReasonExpanding         = "WaitingForVolumeExpansion"
 	ReasonResized           = "Resized"
+	// ReasonResizeForbidden: the API server refused to expand a data PVC, typically
+	// because its StorageClass does not allow volume expansion.
+	ReasonResizeForbidden = "ResizeForbidden"
 )
