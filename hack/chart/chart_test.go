@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -372,6 +373,29 @@ func TestPortalAndOperatorValues(t *testing.T) {
 	env, _, _ := unstructured.NestedSlice(container(pod(t, map[string]any{"env": []any{proxy}}, "mooring-controller-manager")), "env")
 	if len(env) != 2 || env[0].(map[string]any)["name"] != "POD_NAMESPACE" || !reflect.DeepEqual(env[1], proxy) {
 		t.Errorf("operator env %v, want POD_NAMESPACE and %v", env, proxy)
+	}
+}
+
+// The images default to the chart's appVersion as their tag, so appVersion must be a
+// release tag as the images and the plugin are tagged (vX.Y.Z): kubectl mooring doctor
+// compares the plugin's version with the operator image's tag.
+func TestAppVersionIsTheImageTag(t *testing.T) {
+	ch, err := loader.Load(chartPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := ch.Metadata.AppVersion
+	if !regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`).MatchString(app) {
+		t.Errorf("Chart.yaml appVersion %q is not a release tag vX.Y.Z", app)
+	}
+	out, err := render(chartPath, namespace, map[string]any{"portal": map[string]any{"enabled": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, image := range []string{"ghcr.io/mooringhq/mooring:" + app, "ghcr.io/mooringhq/mooring-portal:" + app} {
+		if !strings.Contains(out, "image: "+image+"\n") {
+			t.Errorf("the default render does not run %s", image)
+		}
 	}
 }
 
