@@ -25,8 +25,8 @@ func (AppValidator) ValidateCreate(_ context.Context, app *mooringv1.App) (admis
 }
 
 // ValidateUpdate checks a changed App.
-func (AppValidator) ValidateUpdate(_ context.Context, _, app *mooringv1.App) (admission.Warnings, error) {
-	return nil, validateApp(app)
+func (AppValidator) ValidateUpdate(_ context.Context, old, app *mooringv1.App) (admission.Warnings, error) {
+	return nil, validateAppUpdate(old, app)
 }
 
 // ValidateDelete allows every deletion.
@@ -34,7 +34,14 @@ func (AppValidator) ValidateDelete(context.Context, *mooringv1.App) (admission.W
 	return nil, nil
 }
 
-func validateApp(app *mooringv1.App) error {
+// validateApp checks a new App.
+func validateApp(app *mooringv1.App) error { return validateAppUpdate(nil, app) }
+
+// validateAppUpdate checks app; on an update, old is the App before it (nil on create).
+// The checks of what the children would not take ratchet: an App stored before they
+// existed is not refused every change for a value it already had (its child has been
+// failing since), only for a new one.
+func validateAppUpdate(old, app *mooringv1.App) error {
 	var errs field.ErrorList
 	if _, err := reference.ParseNormalizedNamed(app.Spec.Image); err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "image"), app.Spec.Image,
@@ -43,6 +50,8 @@ func validateApp(app *mooringv1.App) error {
 	errs = append(errs, validatePodSecurityContext(app.Spec.SecurityContext, field.NewPath("spec", "securityContext"))...)
 	errs = append(errs, validateEnv(app.Spec.Env, field.NewPath("spec", "env"))...)
 	errs = append(errs, validateResources(app.Spec.Resources, field.NewPath("spec", "resources"))...)
+	// What the schema and the checks above let through but the children would not take.
+	errs = append(errs, ratchet(childErrors(app), old)...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(mooringv1.GroupVersion.WithKind("App").GroupKind(), app.Name, errs)
 	}
