@@ -399,6 +399,26 @@ func TestAppVersionIsTheImageTag(t *testing.T) {
 	}
 }
 
+// Chart.yaml's icon points at this repository's main branch: the file must be there.
+func TestIconExists(t *testing.T) {
+	ch, err := loader.Load(chartPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "https://raw.githubusercontent.com/mooringhq/mooring/main/"
+	icon := ch.Metadata.Icon
+	if !strings.HasPrefix(icon, prefix) {
+		t.Fatalf("icon %q is not a file of this repository (%s...)", icon, prefix)
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot, strings.TrimPrefix(icon, prefix)))
+	if err != nil {
+		t.Fatalf("Chart.yaml icon: %v", err)
+	}
+	if !strings.Contains(string(data), "<svg") {
+		t.Errorf("%s is not an SVG", icon)
+	}
+}
+
 // checkRender holds for every render: no caBundle (the operator or cert-manager injects
 // it, and an upgrade must never blank it) and a restricted pod security context.
 func checkRender(t *testing.T, out string) {
