@@ -83,6 +83,15 @@ func (h *Users) UpdateMe(c *gin.Context) {
 	c.JSON(http.StatusOK, u)
 }
 
+// Logout handles POST /api/v1/logout.
+func (h *Users) Logout(c *gin.Context) {
+	if err := h.Svc.Logout(c.Request.Context(), middleware.Caller(c)); err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
 // LogoutAll handles POST /api/v1/users/me/logout-all.
 func (h *Users) LogoutAll(c *gin.Context) {
 	if err := h.Svc.LogoutAll(c.Request.Context(), middleware.Caller(c)); err != nil {

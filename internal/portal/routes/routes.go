@@ -64,6 +64,7 @@ func New(o Options) (*gin.Engine, error) {
 
 	authed := api.Group("", middleware.Auth(o.Authenticator, handlers.WriteError),
 		middleware.RateLimit(o.UserLimit, "user", middleware.ByUser, o.Metrics, handlers.TooManyRequests))
+	authed.POST("/logout", o.Users.Logout)
 	authed.GET("/users/me", o.Users.Me)
 	authed.PATCH("/users/me", o.Users.UpdateMe)
 	authed.POST("/users/me/logout-all", o.Users.LogoutAll)

@@ -21,6 +21,9 @@ import (
 type Caller struct {
 	User     *portalv1alpha1.User
 	Identity cluster.Identity
+	// Session is the session (token family) the caller's access token belongs to; empty
+	// when the caller was not authenticated by a token.
+	Session string
 }
 
 // LockoutPolicy slows down guessing: after Threshold failed logins in a row an account
@@ -236,7 +239,32 @@ func (s *Users) Authenticate(ctx context.Context, token string) (*Caller, error)
 	if !hasSession(u, claims.Family, s.now()) {
 		return nil, errBadToken
 	}
-	return &Caller{User: u, Identity: s.imp.IdentityOf(u.Spec.ID, u.Spec.Role)}, nil
+	return &Caller{User: u, Identity: s.imp.IdentityOf(u.Spec.ID, u.Spec.Role), Session: claims.Family}, nil
+}
+
+// Logout ends the caller's current session: its refresh token and every access token
+// it issued stop working at once, on every replica. The user's other sessions go on.
+func (s *Users) Logout(ctx context.Context, caller *Caller) error {
+	if caller.Session == "" {
+		return errBadToken
+	}
+	u := caller.User.DeepCopy()
+	for range statusAttempts {
+		n := len(u.Status.Sessions)
+		u.Status.Sessions = slices.DeleteFunc(u.Status.Sessions, func(x portalv1alpha1.Session) bool { return x.ID == caller.Session })
+		if len(u.Status.Sessions) == n {
+			return nil // ended meanwhile
+		}
+		err := s.store.UpdateStatus(ctx, u)
+		if err == nil {
+			slog.InfoContext(ctx, "Logged out", "user", u.Name, "session", caller.Session)
+			return nil
+		}
+		if u, err = s.reread(ctx, u, err); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("end session %s of %s: %w", caller.Session, u.Name, store.ErrConflict)
 }
 
 // LogoutAll revokes every token of the caller.

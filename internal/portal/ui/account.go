@@ -78,8 +78,14 @@ var notices = map[string]string{
 
 func noticeOf(c *gin.Context) string { return notices[c.Query("notice")] }
 
+// logout ends the session on the server too, so a copy of its cookies is worth nothing.
 func (u *UI) logout(c *gin.Context) {
+	err := u.o.Accounts.Logout(c.Request.Context(), caller(c))
 	u.clearSession(c)
+	if err != nil {
+		u.fail(c, err)
+		return
+	}
 	c.Redirect(http.StatusSeeOther, Prefix+"/login?notice=loggedout")
 }
 

@@ -28,6 +28,8 @@ type fakeAccounts struct {
 	updates []models.UpdateUserRequest
 	// expired makes access tokens fail, so that the refresh token is used.
 	expired bool
+	// logouts counts the calls of Logout.
+	logouts int
 }
 
 type fakeUser struct {
@@ -127,6 +129,15 @@ func (f *fakeAccounts) UpdateMe(_ context.Context, c *services.Caller, req model
 		u.u.Spec.Email = *req.Email
 	}
 	return services.ToModel(u.u), nil
+}
+
+// Logout ends every session of the user: the fake knows no sessions.
+func (f *fakeAccounts) Logout(_ context.Context, c *services.Caller) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.users[c.User.Spec.Username].gen++
+	f.logouts++
+	return nil
 }
 
 func (f *fakeAccounts) LogoutAll(_ context.Context, c *services.Caller) error {

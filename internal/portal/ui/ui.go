@@ -32,6 +32,7 @@ type Accounts interface {
 	Refresh(ctx context.Context, req models.RefreshRequest) (models.TokenResponse, error)
 	Authenticate(ctx context.Context, token string) (*services.Caller, error)
 	UpdateMe(ctx context.Context, caller *services.Caller, req models.UpdateMeRequest) (models.User, error)
+	Logout(ctx context.Context, caller *services.Caller) error
 	LogoutAll(ctx context.Context, caller *services.Caller) error
 	List(ctx context.Context, caller *services.Caller) (models.UserList, error)
 	Update(ctx context.Context, caller *services.Caller, id string, req models.UpdateUserRequest) (models.User, error)

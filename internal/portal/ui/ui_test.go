@@ -216,9 +216,20 @@ func TestLoginSessionAndLogout(t *testing.T) {
 	}
 	wantStatus(t, b.get(Prefix+"/"), http.StatusOK, "home with a session")
 
+	stolen := h.browser() // a copy of the session's cookies
+	for _, c := range []string{accessCookie, refreshCookie} {
+		u, _ := url.Parse(h.srv.URL + Prefix + "/")
+		stolen.c.Jar.SetCookies(u, []*http.Cookie{{Name: c, Value: b.cookie(c), Path: Prefix}})
+	}
+	wantStatus(t, stolen.get(Prefix+"/"), http.StatusOK, "home with a copy of the session's cookies")
+
 	a = b.post(Prefix+"/logout", url.Values{})
 	wantStatus(t, a, http.StatusSeeOther, "log out")
 	wantStatus(t, b.get(Prefix+"/"), http.StatusSeeOther, "home after logging out")
+	if h.acc.logouts != 1 {
+		t.Fatalf("logging out must end the session on the server: %d logouts", h.acc.logouts)
+	}
+	wantStatus(t, stolen.get(Prefix+"/"), http.StatusSeeOther, "home with a copy of the cookies after logging out")
 
 	// Open redirects are refused.
 	b.login("dev", "developer password")
