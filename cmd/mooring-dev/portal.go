@@ -37,7 +37,9 @@ func startPortal(ctx context.Context, cfg config, restConfig *rest.Config, echo 
 		Kubeconfig: kubeconfig,
 		LogPath:    filepath.Join(cfg.state, "logs", "portal.log"),
 		Echo:       echo,
-		Args:       []string{"--namespace", devenv.PortalNamespace, "--admin-password-file", pwPath},
+		// Browsers reach the local portal over plain HTTP on localhost: Secure cookies
+		// and HSTS there would pin localhost to HTTPS for every other local service.
+		Args: []string{"--namespace", devenv.PortalNamespace, "--admin-password-file", pwPath, "--secure-cookies=false"},
 	})
 }
 
