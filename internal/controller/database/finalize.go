@@ -42,6 +42,9 @@ const (
 	ReasonSnapshotTaken = "SnapshotTaken"
 	// ReasonSnapshotSkipped says SkipFinalSnapshotAnnotation gave the snapshot up.
 	ReasonSnapshotSkipped = "SnapshotSkipped"
+	// ReasonNothingToSnapshot says the primary's data PVC does not exist: the cluster went
+	// without a snapshot, as it has no data.
+	ReasonNothingToSnapshot = "NothingToSnapshot"
 
 	// snapshotComponent labels the snapshot's pods and own PVC: not "database", so that
 	// neither the cluster's Services nor its data volume list pick them up.
@@ -137,9 +140,11 @@ func (Handler) Finalizer(db *v1beta1.DatabaseCluster) string {
 }
 
 // Finalize takes the final snapshot: it starts the Job, and lets the cluster go only once
-// the Job has succeeded or the skip annotation says to go without one. Every wait is
-// reported in status and events.
-func (Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, ctrl.Result, error) {
+// the Job has succeeded or the skip annotation says to go without one. A cluster whose
+// primary has no data volume (it never started, or the PVC was deleted) has nothing to
+// snapshot and goes at once, with a Warning event. Every wait is reported in status and
+// events.
+func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, ctrl.Result, error) {
 	db := s.Object
 	db.Status.Phase = v1beta1.DatabaseDeleting
 	if db.Spec.DeletionPolicy != v1beta1.DeletionSnapshot {
@@ -153,6 +158,17 @@ func (Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCl
 	job := &batchv1.Job{}
 	err := s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: FinalSnapshotJobName(db)}, job)
 	if apierrors.IsNotFound(err) {
+		// No primary volume, no data: the Job would wait for a database that never comes.
+		claim := PrimaryClaimName(db)
+		exists, err := h.claimExists(ctx, s, claim)
+		if err != nil {
+			return false, ctrl.Result{}, err
+		}
+		if !exists {
+			s.Event(corev1.EventTypeWarning, ReasonNothingToSnapshot, "Finalize", fmt.Sprintf(
+				"Deleted without a final snapshot: the primary's data volume (PVC %s) does not exist, so there is nothing to snapshot.", claim))
+			return true, ctrl.Result{}, nil
+		}
 		return false, ctrl.Result{}, startFinalSnapshot(ctx, s)
 	}
 	if err != nil {
@@ -178,6 +194,32 @@ func (Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCl
 	}
 	// The Job watch brings the cluster back when the Job finishes.
 	return false, ctrl.Result{}, nil
+}
+
+// PrimaryClaimName is the primary's data PVC, made by the StatefulSet from its claim
+// template: data-<name>-0.
+func PrimaryClaimName(db *v1beta1.DatabaseCluster) string {
+	return DataVolume + "-" + PrimaryPodName(db)
+}
+
+// claimExists reads the PVC on the API server rather than the cache, which holds only
+// PVCs with Mooring's labels: a snapshot is skipped only for a volume that is really gone.
+func (h Handler) claimExists(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], name string) (bool, error) {
+	var reader client.Reader = s.Client
+	if h.APIReader != nil {
+		reader = h.APIReader
+	}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: s.Object.Namespace, Name: name}, &metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+	})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("get PVC %s: %w", name, err)
+	}
 }
 
 // startFinalSnapshot creates the snapshot's volume when needed and its Job.

@@ -32,6 +32,22 @@ func markRunning(t *testing.T, db *v1beta1.DatabaseCluster) {
 	})
 }
 
+// createDataClaim plays the StatefulSet controller: it creates the primary's data PVC from
+// the claim template, without which a final snapshot has nothing to dump.
+func createDataClaim(t *testing.T, db *v1beta1.DatabaseCluster) {
+	t.Helper()
+	sts := &appsv1.StatefulSet{}
+	testutil.WaitFor(t, env.Client, client.ObjectKeyFromObject(db), sts, "StatefulSet", func(*appsv1.StatefulSet) error { return nil })
+	tpl := sts.Spec.VolumeClaimTemplates[0]
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: database.PrimaryClaimName(db), Namespace: db.Namespace, Labels: tpl.Labels},
+		Spec:       tpl.Spec,
+	}
+	if err := env.Client.Create(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func jobEnv(j *batchv1.Job, name string) string {
 	for _, e := range j.Spec.Template.Spec.Containers[0].Env {
 		if e.Name == name {
@@ -57,6 +73,7 @@ func TestFinalSnapshotIntoBackupVolume(t *testing.T) {
 		return nil
 	})
 	markRunning(t, db)
+	createDataClaim(t, db)
 	b := &mooringv1.Backup{
 		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: ns},
 		Spec: mooringv1.BackupSpec{DatabaseRef: mooringv1.DatabaseReference{Name: "orders"}, Schedule: "@daily",
@@ -107,6 +124,7 @@ func TestFinalSnapshotFailureAndSkip(t *testing.T) {
 	})
 	key := client.ObjectKeyFromObject(db)
 	markRunning(t, db)
+	createDataClaim(t, db)
 	if err := env.Client.Delete(ctx, db); err != nil {
 		t.Fatal(err)
 	}
@@ -187,5 +205,38 @@ func TestNoFinalizerWithoutSnapshot(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// A cluster whose primary never got a data volume (or lost it) has nothing to snapshot:
+// it is deleted at once, with a Warning event, and no snapshot Job waits for a database
+// that never comes.
+func TestFinalSnapshotWithoutData(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "empty", v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) {
+		d.Spec.ReplicaCount = 1
+		d.Spec.DeletionPolicy = v1beta1.DeletionSnapshot
+	})
+	key := client.ObjectKeyFromObject(db)
+	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "final-snapshot finalizer", func(d *v1beta1.DatabaseCluster) error {
+		if !slicesContains(d.Finalizers, database.FinalSnapshotFinalizer) {
+			return fmt.Errorf("finalizers %v", d.Finalizers)
+		}
+		return nil
+	})
+	if err := env.Client.Delete(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitGone(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the cluster deleted without data to snapshot")
+	e := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonNothingToSnapshot, "empty")
+	if !strings.Contains(e.Note, "data-empty-0") {
+		t.Errorf("event %q does not name the missing PVC", e.Note)
+	}
+	jobKey := types.NamespacedName{Namespace: ns, Name: "empty-final-snapshot"}
+	if err := env.Client.Get(ctx, jobKey, &batchv1.Job{}); err == nil {
+		t.Error("a final snapshot Job was created for a cluster without data")
+	}
+	if err := env.Client.Get(ctx, jobKey, &corev1.PersistentVolumeClaim{}); err == nil {
+		t.Error("a final snapshot PVC was created for a cluster without data")
 	}
 }
