@@ -126,19 +126,37 @@ func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 
 // containerSecurityContext meets the restricted Pod Security Standard: no privilege
 // escalation, every capability dropped, and the runtime's seccomp profile. The App cannot
-// loosen the first two (spec.securityContext is the pod's, which has neither); a seccomp
+// loosen the first (spec.securityContext is the pod's, which has no such field); a seccomp
 // profile it names in spec.securityContext wins, so the container does not repeat
-// RuntimeDefault then (a container's profile overrides the pod's).
+// RuntimeDefault then (a container's profile overrides the pod's). An App that opts out of
+// running as non-root (runsAsRoot) keeps the runtime's default capabilities: images written
+// to start as root (nginx, httpd) switch user and bind low ports with them, and such a pod
+// is outside the restricted standard already.
 func containerSecurityContext(app *mooringv1.App) *corev1.SecurityContext {
 	sc := &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),
 		Privileged:               ptr.To(false),
-		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	if !runsAsRoot(app) {
+		sc.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
 	}
 	if app.Spec.SecurityContext == nil || app.Spec.SecurityContext.SeccompProfile == nil {
 		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
 	}
 	return sc
+}
+
+// runsAsRoot reports whether the App's security context allows root: runAsNonRoot false,
+// or runAsUser 0 without runAsNonRoot.
+func runsAsRoot(app *mooringv1.App) bool {
+	sc := app.Spec.SecurityContext
+	if sc == nil {
+		return false
+	}
+	if sc.RunAsNonRoot != nil {
+		return !*sc.RunAsNonRoot
+	}
+	return sc.RunAsUser != nil && *sc.RunAsUser == 0
 }
 
 // podSecurityContext is the App's own pod security context, with the restricted Pod

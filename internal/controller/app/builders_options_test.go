@@ -133,7 +133,18 @@ func TestDeploymentOptionalFields(t *testing.T) {
 				if c.RunAsNonRoot != nil || c.SeccompProfile != nil {
 					t.Errorf("container security context = %+v overrides the App's pod security context", c)
 				}
-				if c.Capabilities == nil || !slices.Equal(c.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+				if c.Capabilities != nil {
+					t.Errorf("container capabilities = %+v, want the runtime's defaults for an App that runs as root", c.Capabilities)
+				}
+			},
+		},
+		"runAsNonRoot true with a seccomp profile still drops every capability": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true),
+					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("profiles/app.json")}}
+			},
+			check: func(t *testing.T, d *appsv1.Deployment) {
+				if c := container(d).SecurityContext; c.Capabilities == nil || !slices.Equal(c.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 					t.Errorf("container capabilities = %+v, want drop [ALL]", c.Capabilities)
 				}
 			},
@@ -145,6 +156,9 @@ func TestDeploymentOptionalFields(t *testing.T) {
 			check: func(t *testing.T, d *appsv1.Deployment) {
 				if sc := d.Spec.Template.Spec.SecurityContext; sc.RunAsNonRoot != nil {
 					t.Errorf("pod security context = %+v: runAsNonRoot contradicts the App's runAsUser 0", sc)
+				}
+				if c := container(d).SecurityContext; c.Capabilities != nil {
+					t.Errorf("container capabilities = %+v, want the runtime's defaults for an App that runs as root", c.Capabilities)
 				}
 			},
 		},
