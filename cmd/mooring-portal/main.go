@@ -58,6 +58,9 @@ func (o *options) register(fs *flag.FlagSet, ns string) {
 	// seven days sits between the refresh lifetime it must not undercut and the 30 days
 	// IdentityServer uses for its absolute refresh token lifetime.
 	fs.DurationVar(&o.cfg.SessionMaxLifetime, "session-max-lifetime", 7*24*time.Hour, "Absolute lifetime of a login: refreshes never extend a session past it, the user logs in again. At least --refresh-token-ttl.")
+	// Dex's default: long enough for two browser tabs, or a retry, refreshing with one
+	// token at once; short for a thief racing the rightful holder.
+	fs.DurationVar(&o.cfg.RefreshReuseInterval, "refresh-token-reuse-interval", 3*time.Second, "How long after a refresh the refresh token it spent still works, answering with the session's current one, instead of ending the session as a reuse. 0 makes every spent token end its session.")
 	fs.IntVar(&o.cfg.IPLimit, "ip-rate-limit", 20, "Requests per window per client IP on register, login and refresh.")
 	fs.IntVar(&o.cfg.UserLimit, "user-rate-limit", 300, "Requests per window per user on authenticated routes.")
 	fs.DurationVar(&o.cfg.RateWindow, "rate-limit-window", time.Minute, "Length of the sliding rate-limit window.")

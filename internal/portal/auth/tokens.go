@@ -80,15 +80,17 @@ type Subject struct {
 	// NotAfter, when set, is the end of the session: no token issued for it expires
 	// later, whatever the token lifetimes.
 	NotAfter time.Time
+	// RefreshID, when set, is the id (jti) of the refresh token; a random one otherwise.
+	RefreshID string
 }
 
 // Issue signs a new access and refresh token for sub.
 func (i *Issuer) Issue(sub Subject) (Pair, error) {
-	access, ac, err := i.sign(sub, TypeAccess, i.opts.AccessTTL)
+	access, ac, err := i.sign(sub, TypeAccess, i.opts.AccessTTL, "")
 	if err != nil {
 		return Pair{}, err
 	}
-	refresh, claims, err := i.sign(sub, TypeRefresh, i.opts.RefreshTTL)
+	refresh, claims, err := i.sign(sub, TypeRefresh, i.opts.RefreshTTL, sub.RefreshID)
 	if err != nil {
 		return Pair{}, err
 	}
@@ -96,7 +98,10 @@ func (i *Issuer) Issue(sub Subject) (Pair, error) {
 		AccessTTL: ac.ExpiresAt.Sub(ac.IssuedAt.Time)}, nil
 }
 
-func (i *Issuer) sign(sub Subject, typ string, ttl time.Duration) (string, *Claims, error) {
+func (i *Issuer) sign(sub Subject, typ string, ttl time.Duration, id string) (string, *Claims, error) {
+	if id == "" {
+		id = uuid.NewString()
+	}
 	kid, key, err := i.keys.signing()
 	if err != nil {
 		return "", nil, err
@@ -114,7 +119,7 @@ func (i *Issuer) sign(sub Subject, typ string, ttl time.Duration) (string, *Clai
 			ExpiresAt: jwt.NewNumericDate(exp),
 			NotBefore: jwt.NewNumericDate(now),
 			IssuedAt:  jwt.NewNumericDate(now),
-			ID:        uuid.NewString(),
+			ID:        id,
 		},
 		Type:       typ,
 		Username:   sub.Username,

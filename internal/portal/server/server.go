@@ -62,6 +62,9 @@ type Config struct {
 	// SessionMaxLifetime is the absolute end of a login, however often it refreshes
 	// (0: none); cmd/mooring-portal requires it to be at least RefreshTTL.
 	SessionMaxLifetime time.Duration
+	// RefreshReuseInterval is how long a refresh token spent by a refresh still gets the
+	// session's current one, rather than ending the session as a reuse (0: never).
+	RefreshReuseInterval time.Duration
 	// Now is the clock of tokens and sessions (time.Now when nil), for tests.
 	Now func() time.Time
 	// IPLimit requests per RateWindow per client IP on register, login and refresh;
@@ -123,12 +126,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Store: store.NewKube(c, cfg.Namespace),
 		Issuer: auth.NewIssuer(keys, auth.IssuerOptions{Issuer: cfg.Issuer, Audience: cfg.Audience,
 			AccessTTL: cfg.AccessTTL, RefreshTTL: cfg.RefreshTTL, Now: cfg.Now}),
-		Impersonator:       imp,
-		Bindings:           services.NewBindings(c, imp, cfg.Roles),
-		Authz:              authz,
-		Lockout:            cfg.Lockout,
-		SessionMaxLifetime: cfg.SessionMaxLifetime,
-		Now:                cfg.Now,
+		Impersonator:         imp,
+		Bindings:             services.NewBindings(c, imp, cfg.Roles),
+		Authz:                authz,
+		Lockout:              cfg.Lockout,
+		SessionMaxLifetime:   cfg.SessionMaxLifetime,
+		RefreshReuseInterval: cfg.RefreshReuseInterval,
+		Now:                  cfg.Now,
 	})
 	doc, err := openapi.JSON()
 	if err != nil {

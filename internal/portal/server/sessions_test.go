@@ -2,14 +2,18 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/portal/models"
 	"github.com/mooringhq/mooring/internal/portal/portaltest"
 )
 
@@ -106,4 +110,65 @@ func TestConcurrentRefreshOneWins(t *testing.T) {
 			t.Fatalf("round %d: %d of %d concurrent refreshes of one token won, want exactly 1", round, won, len(replicas)*perReplica)
 		}
 	}
+}
+
+// TestRefreshReuseInterval: two browser tabs refresh with the same token at once. For
+// the reuse interval after a refresh, the token it spent gets the session's current
+// refresh token again and the session goes on; an older token, or the same one later,
+// is still a reuse that ends the session.
+func TestRefreshReuseInterval(t *testing.T) {
+	var ahead atomic.Int64 // how far the portals' clock runs ahead
+	now := func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+	const interval = time.Minute // long enough for a slow test machine
+	withInterval := func(c *Config) { c.RefreshReuseInterval, c.Now = interval, now }
+	a, b := newPortal(t, withInterval), newPortal(t, withInterval)
+	u, pw := a.Register("tabs")
+
+	// Both tabs at once, on two replicas, several times over: all keep the session.
+	first := a.Login(u.Username, pw)
+	for round := range 3 {
+		var wg sync.WaitGroup
+		got := make([]portaltest.Reply, 4)
+		errs := make([]error, len(got))
+		for i := range got {
+			p := []*portal{a, b}[i%2]
+			wg.Go(func() {
+				got[i], errs[i] = p.TryDo("POST", "/api/v1/token/refresh", "", map[string]string{"refresh_token": first.RefreshToken})
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		var next string
+		for i, r := range got {
+			tok := r.Tokens(t, "a tab's refresh within the reuse interval")
+			portaltest.Expect(t, a.Do("GET", "/api/v1/users/me", tok.AccessToken, nil), http.StatusOK, "a tab's new access token")
+			if i == 0 {
+				next = tok.RefreshToken
+			}
+		}
+		if n := len(sessionsOf(t, u.Username)); n != 1 {
+			t.Fatalf("round %d: want the one session kept, got %d", round, n)
+		}
+		first = models.TokenResponse{RefreshToken: next}
+	}
+
+	// The spent token again, within the interval: the current refresh token, whose
+	// holder can go on refreshing.
+	t1 := a.Login(u.Username, pw)
+	t2 := a.Refresh(t1.RefreshToken).Tokens(t, "refresh")
+	again := b.Refresh(t1.RefreshToken).Tokens(t, "the spent token within the reuse interval")
+	t3 := a.Refresh(again.RefreshToken).Tokens(t, "refresh with the token the reuse answered")
+	// t1 is two refreshes old now: a reuse, however soon.
+	portaltest.Expect(t, a.Refresh(t1.RefreshToken), http.StatusUnauthorized, "a token two refreshes old")
+	portaltest.Expect(t, a.Refresh(t3.RefreshToken), http.StatusUnauthorized, "the session after a reuse")
+	portaltest.Expect(t, a.Refresh(t2.RefreshToken), http.StatusUnauthorized, "the session after a reuse")
+
+	// The spent token after the interval: a reuse.
+	t1 = a.Login(u.Username, pw)
+	t2 = a.Refresh(t1.RefreshToken).Tokens(t, "refresh")
+	ahead.Store(int64(interval + time.Second))
+	portaltest.Expect(t, b.Refresh(t1.RefreshToken), http.StatusUnauthorized, "the spent token after the reuse interval")
+	portaltest.Expect(t, a.Refresh(t2.RefreshToken), http.StatusUnauthorized, "the session after a reuse")
 }

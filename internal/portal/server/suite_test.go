@@ -92,6 +92,9 @@ func baseConfig() server.Config {
 		Lockout:       services.LockoutPolicy{Threshold: 3, Base: 3 * time.Second, Max: 6 * time.Second},
 		Roles:         services.DefaultRoleNames,
 		AdminUsername: "admin", AdminEmail: "admin@example.com", AdminPassword: adminPassword,
+		// Every spent refresh token ends its session, at once: the tests of single use
+		// and of concurrent refreshes count on it.
+		RefreshReuseInterval: 0,
 		// Served over plain HTTP (httptest): Secure cookies would never come back.
 		SecureCookies: false,
 	}

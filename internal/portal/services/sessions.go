@@ -2,10 +2,15 @@ package services
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,6 +29,14 @@ import (
 // of it is one status write guarded by the User's resourceVersion, so of two replicas
 // refreshing the same token at once exactly one wins; the other reads the User again,
 // sees the token already used and ends the session.
+//
+// A refresh token spent moments ago is not yet a reuse: two browser tabs refreshing at
+// once present the same token, and so does a client retrying a refresh whose answer it
+// lost. For RefreshReuseInterval after a refresh, the token it spent gets the session's
+// current refresh token again (same id, new signature) with a new access token, and the
+// session goes on; only the immediately previous token qualifies, and only that long.
+// To tell it without storing more, a refresh token's id is derived from the id of the
+// token it replaced and the time of the refresh (see successorID).
 //
 // A session also has an absolute end, its login plus the maximum session lifetime:
 // every token of it expires by then at the latest, so a client that keeps refreshing
@@ -93,8 +106,22 @@ func (s *Users) Refresh(ctx context.Context, req models.RefreshRequest) (models.
 			return models.TokenResponse{}, s.endSession(ctx, u, claims, "Session reached its maximum lifetime; ended it")
 		}
 		if sess.Current != claims.ID {
+			if s.withinReuseInterval(sess.Current, claims.ID) {
+				// The current token again, no write: nothing in the session changes.
+				sub.RefreshID = sess.Current
+				if sub.NotAfter.IsZero() || sess.ExpiresAt.Time.Before(sub.NotAfter) {
+					sub.NotAfter = sess.ExpiresAt.Time
+				}
+				pair, err := s.issuer.Issue(sub)
+				if err != nil {
+					return models.TokenResponse{}, err
+				}
+				slog.InfoContext(ctx, "Refresh token presented again within the reuse interval; answered with the current one", "user", u.Name, "session", claims.Family)
+				return s.response(pair), nil
+			}
 			return models.TokenResponse{}, s.endSession(ctx, u, claims, "Refresh token reused; ended its session and every token it issued")
 		}
+		sub.RefreshID = successorID(claims.ID, s.now())
 		pair, err := s.issuer.Issue(sub)
 		if err != nil {
 			return models.TokenResponse{}, err
@@ -135,6 +162,36 @@ func (s *Users) endSession(ctx context.Context, u *portalv1alpha1.User, claims *
 		}
 	}
 	return fmt.Errorf("end session %s of %s: %w", claims.Family, u.Name, store.ErrConflict)
+}
+
+// successorID is the id of the refresh token that replaces the one with id prev at
+// time at: a digest of prev, then at in milliseconds. It names its predecessor and its
+// birth without a stored word more, and the digest keeps it within the 64 characters
+// a session's Current may hold however long the chain.
+func successorID(prev string, at time.Time) string {
+	sum := sha256.Sum256([]byte(prev))
+	return base64.RawURLEncoding.EncodeToString(sum[:18]) + "." + strconv.FormatInt(at.UnixMilli(), 36)
+}
+
+// withinReuseInterval reports whether current replaced the refresh token prev less
+// than the reuse interval ago.
+func (s *Users) withinReuseInterval(current, prev string) bool {
+	if s.reuseInterval <= 0 {
+		return false
+	}
+	digest, ms, ok := strings.Cut(current, ".")
+	if !ok {
+		return false
+	}
+	sum := sha256.Sum256([]byte(prev))
+	if subtle.ConstantTimeCompare([]byte(digest), []byte(base64.RawURLEncoding.EncodeToString(sum[:18]))) != 1 {
+		return false
+	}
+	at, err := strconv.ParseInt(ms, 36, 64)
+	if err != nil {
+		return false
+	}
+	return s.now().Sub(time.UnixMilli(at)) < s.reuseInterval
 }
 
 // holder returns the user a verified token was issued to, or errBadToken when that

@@ -56,7 +56,10 @@ type Users struct {
 	lockout  LockoutPolicy
 	// maxSession is the absolute session lifetime (0: none); see UsersOptions.
 	maxSession time.Duration
-	now        func() time.Time
+	// reuseInterval is how long a spent refresh token still gets the current one; see
+	// UsersOptions.
+	reuseInterval time.Duration
+	now           func() time.Time
 }
 
 // UsersOptions are the parts Users works with.
@@ -71,6 +74,12 @@ type UsersOptions struct {
 	// Cheat Sheet): refreshes never extend a session past its login plus this, however
 	// often they come. Zero means no absolute timeout.
 	SessionMaxLifetime time.Duration
+	// RefreshReuseInterval is how long after a refresh the refresh token it spent still
+	// works, answering with the session's current refresh token instead of ending the
+	// session as a reuse: two browser tabs, or a client retrying a refresh whose answer
+	// it lost, refresh with the same token at once. Zero: a spent token always ends the
+	// session. (Dex's reuse interval, 3s by default, is the same idea.)
+	RefreshReuseInterval time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -81,7 +90,7 @@ func NewUsers(o UsersOptions) *Users {
 		o.Now = time.Now
 	}
 	return &Users{store: o.Store, issuer: o.Issuer, imp: o.Impersonator, bindings: o.Bindings,
-		authz: o.Authz, lockout: o.Lockout, maxSession: o.SessionMaxLifetime, now: o.Now}
+		authz: o.Authz, lockout: o.Lockout, maxSession: o.SessionMaxLifetime, reuseInterval: o.RefreshReuseInterval, now: o.Now}
 }
 
 // ToModel is the API view of u: never a password or hash.
