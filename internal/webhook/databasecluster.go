@@ -136,12 +136,12 @@ func validateDatabaseClusterUpdate(old, db *v1beta1.DatabaseCluster, version str
 	if err := validateVersionChange(old, db); err != nil {
 		errs = append(errs, err)
 	}
-	// A StatefulSet's volume claim template cannot change, nor can a bound PVC's class.
-	// Naming a class where none was set is still let through, as secretName is (v1beta1
-	// clients do it, webhook_envtest_test.go among them); the StatefulSet then refuses it.
-	if oldClass := old.Spec.Storage.StorageClassName; oldClass != nil && !equalPtr(oldClass, db.Spec.Storage.StorageClassName) {
+	// A StatefulSet's volume claim template cannot change, nor can a bound PVC's class. Unset
+	// is a value too: the volumes then have the cluster's default class, which naming one
+	// later would not change.
+	if oldClass := old.Spec.Storage.StorageClassName; !equalPtr(oldClass, db.Spec.Storage.StorageClassName) {
 		errs = append(errs, field.Invalid(spec.Child("storage", "storageClassName"), ptr.Deref(db.Spec.Storage.StorageClassName, ""),
-			"storage.storageClassName is immutable once set: the data volumes keep the class they were created with"))
+			"storage.storageClassName is immutable: the data volumes keep the class (or the cluster default) they were created with"))
 	}
 	if oldSize, size := effectiveSize(old), effectiveSize(db); size.Cmp(oldSize) < 0 {
 		errs = append(errs, field.Invalid(spec.Child("storage", "size"), size.String(), "storage.size may grow but never shrink"))

@@ -103,6 +103,9 @@ func TestDatabaseClusterChangesTheStatefulSetCannotTake(t *testing.T) {
 		"spec.storage.storageClassName", "storage.storageClassName is immutable")
 	mustReject(t, tryUpdate(key, func(d *v1beta1.DatabaseCluster) { d.Spec.Storage.StorageClassName = nil }),
 		"spec.storage.storageClassName", "storage.storageClassName is immutable")
+	plain := createBeta(t, ns, "plain-class", func(*v1beta1.DatabaseCluster) {})
+	mustReject(t, tryUpdate(plain, func(d *v1beta1.DatabaseCluster) { d.Spec.Storage.StorageClassName = ptr.To("fast") }),
+		"spec.storage.storageClassName", "storage.storageClassName is immutable")
 	// Through v1alpha1 without the annotation, the class would be dropped.
 	mustReject(t, alphaWrite(key, ""), "spec.storage.storageClassName", "storage.storageClassName is immutable")
 	mustReject(t, tryUpdate(key, func(d *v1beta1.DatabaseCluster) { d.Spec.Version = "18" }),

@@ -151,7 +151,6 @@ func TestConversionThroughAPIServer(t *testing.T) {
 	key := client.ObjectKeyFromObject(alpha)
 	testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(b *v1beta1.DatabaseCluster) {
 		b.Spec.Storage.Size = ptr.To(resource.MustParse("5Gi"))
-		b.Spec.Storage.StorageClassName = ptr.To("fast")
 		b.Spec.DeletionPolicy = v1beta1.DeletionDelete
 	})
 	testutil.Update(t, env.Client, key, &v1alpha1.DatabaseCluster{}, func(a *v1alpha1.DatabaseCluster) {
@@ -161,9 +160,8 @@ func TestConversionThroughAPIServer(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(alpha), beta); err != nil {
 		t.Fatal(err)
 	}
-	if beta.Spec.ReplicaCount != 2 || beta.Spec.Storage.Size.String() != "5Gi" ||
-		ptr.Deref(beta.Spec.Storage.StorageClassName, "") != "fast" || beta.Spec.DeletionPolicy != v1beta1.DeletionDelete {
-		t.Fatalf("after a v1alpha1 edit, v1beta1 spec = %+v; want replicaCount 2 and storage 5Gi/fast, Delete kept", beta.Spec)
+	if beta.Spec.ReplicaCount != 2 || beta.Spec.Storage.Size.String() != "5Gi" || beta.Spec.DeletionPolicy != v1beta1.DeletionDelete {
+		t.Fatalf("after a v1alpha1 edit, v1beta1 spec = %+v; want replicaCount 2 and storage 5Gi, Delete kept", beta.Spec)
 	}
 	if _, leaked := beta.Annotations[v1alpha1.ConversionAnnotation]; leaked {
 		t.Fatalf("conversion annotation visible in v1beta1: %v", beta.Annotations)
