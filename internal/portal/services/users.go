@@ -206,8 +206,8 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 	return s.startSession(ctx, u)
 }
 
-// recordFailure counts a failed login in the User's status and locks the account when
-// the policy says so, retrying when another replica wrote first.
+// recordFailure counts a failed login or current-password check in the User's status
+// and locks the account when the policy says so, retrying when another replica wrote first.
 func (s *Users) recordFailure(ctx context.Context, username string) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -322,6 +322,12 @@ func (s *Users) UpdateMe(ctx context.Context, caller *Caller, req models.UpdateM
 		return models.User{}, invalid(bad...)
 	}
 	if req.Password != nil {
+		// The current password is guessed here as well as at login (with a stolen
+		// access token, say), so the same failure count and lock apply.
+		if u.Status.LockedUntil != nil && s.now().Before(u.Status.LockedUntil.Time) {
+			return models.User{}, &Error{Kind: KindForbidden, Message: "too many wrong passwords: the account is locked for a while; try again later",
+				Fields: []models.FieldError{field("currentPassword", "cannot be checked while the account is locked")}}
+		}
 		hash, err := s.store.PasswordHash(ctx, u)
 		if err != nil {
 			return models.User{}, err
@@ -330,6 +336,7 @@ func (s *Users) UpdateMe(ctx context.Context, caller *Caller, req models.UpdateM
 			if ctx.Err() != nil {
 				return models.User{}, ctx.Err()
 			}
+			s.recordFailure(context.WithoutCancel(ctx), u.Name)
 			return models.User{}, &Error{Kind: KindForbidden, Message: "the current password is wrong",
 				Fields: []models.FieldError{field("currentPassword", "is wrong")}}
 		}

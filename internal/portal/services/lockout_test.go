@@ -1,0 +1,58 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/portal/auth"
+	"github.com/mooringhq/mooring/internal/portal/models"
+)
+
+// newLockoutUsers is a Users over a memStore holding one user, "ann", whose password
+// is right.
+func newLockoutUsers(t *testing.T, threshold int32) (*Users, *memStore) {
+	t.Helper()
+	m := newMemStore()
+	hash, err := auth.HashPassword(context.Background(), "the right password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &portalv1alpha1.User{Spec: portalv1alpha1.UserSpec{ID: "id-ann", Username: "ann"}}
+	if err := m.Create(context.Background(), u, hash); err != nil {
+		t.Fatal(err)
+	}
+	return NewUsers(UsersOptions{Store: m, Lockout: LockoutPolicy{Threshold: threshold, Base: time.Minute, Max: time.Hour}}), m
+}
+
+// TestWrongCurrentPasswordCountsTowardsLockout: guessing the current password on a
+// password change (say with a stolen access token) counts like a failed login and
+// locks the account the same way.
+func TestWrongCurrentPasswordCountsTowardsLockout(t *testing.T) {
+	s, m := newLockoutUsers(t, 3)
+	ctx := context.Background()
+	change := func(current string) error {
+		u, err := m.Get(ctx, "ann")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw := "a brand new password"
+		_, err = s.UpdateMe(ctx, &Caller{User: u}, models.UpdateMeRequest{Password: &pw, CurrentPassword: &current})
+		return err
+	}
+	for i := range 3 {
+		var se *Error
+		if err := change("a wrong guess"); !errors.As(err, &se) || se.Kind != KindForbidden {
+			t.Fatalf("guess %d: want forbidden, got %v", i+1, err)
+		}
+	}
+	u, _ := m.Get(ctx, "ann")
+	if u.Status.FailedLogins != 3 || u.Status.LockedUntil == nil {
+		t.Fatalf("after 3 wrong current passwords want 3 failures and a lock, got %d, lock %v", u.Status.FailedLogins, u.Status.LockedUntil)
+	}
+	if err := change("the right password"); err == nil {
+		t.Fatal("a locked account changed its password")
+	}
+}
