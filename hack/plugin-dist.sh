@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds a kubectl-mooring release archive into dist/ for every platform of the krew
-# manifest plugins/mooring.yaml, and writes the version, the download URLs and each
+# Builds a kubectl-mooring release archive (the binary and LICENSE) into dist/ for every
+# platform of the krew manifest plugins/mooring.yaml, and writes the version, the download URLs and each
 # archive's sha256 into the manifest.
 # Archives are reproducible (-trimpath, fixed mtime and owner), so the same source and Go
 # version give the same sha256.
@@ -18,8 +18,10 @@ for platform in $(sed -n 's#.*/kubectl-mooring_\([a-z0-9]*\)_\([a-z0-9]*\)\.tar\
 	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
 		-ldflags "-s -w -X github.com/mooringhq/mooring/internal/plugin.Version=${version}" \
 		-o "$dir/kubectl-mooring" ./cmd/kubectl-mooring
+	# krew-index wants the license in the archive; the manifest's files: install both.
+	cp LICENSE "$dir/LICENSE"
 	archive=dist/kubectl-mooring_${os}_${arch}.tar.gz
-	tar -C "$dir" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - kubectl-mooring | gzip -n >"$archive"
+	tar -C "$dir" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - kubectl-mooring LICENSE | gzip -n >"$archive"
 	sum=$(sha256sum "$archive" | cut -d' ' -f1)
 	# The sha256 line follows the archive's uri line in the manifest.
 	sed -i "/kubectl-mooring_${os}_${arch}.tar.gz/{n;s/sha256: .*/sha256: ${sum}/}" "$manifest"

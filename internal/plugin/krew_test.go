@@ -1,11 +1,17 @@
 package plugin
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,12 +108,57 @@ func TestKrewManifest(t *testing.T) {
 		if pl.Bin != want {
 			t.Errorf("platform %s: bin %q, want %q", key, pl.Bin, want)
 		}
+		// krew-index wants the license installed with the binary.
+		var files []string
+		for _, f := range pl.Files {
+			files = append(files, f.From+"->"+f.To)
+		}
+		if wantFiles := []string{want + "->.", "LICENSE->."}; !slices.Equal(files, wantFiles) {
+			t.Errorf("platform %s: files %v, want %v", key, files, wantFiles)
+		}
 		archive := filepath.Join("..", "..", "dist", filepath.Base(pl.URI))
 		if data, err := os.ReadFile(archive); err == nil {
 			sum := sha256.Sum256(data)
 			if got := hex.EncodeToString(sum[:]); got != pl.Sha256 {
 				t.Errorf("platform %s: %s has sha256 %s, the manifest says %s", key, archive, got, pl.Sha256)
 			}
+			if names := archiveNames(t, data); !slices.Equal(names, []string{"LICENSE", want}) {
+				t.Errorf("platform %s: %s holds %v, want LICENSE and %s", key, archive, names, want)
+			}
 		}
+	}
+}
+
+// archiveNames lists the files of a .tar.gz, sorted.
+func archiveNames(t *testing.T, data []byte) []string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// The plugin is released under the repository's license, which ships in its archive.
+func TestLicense(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "LICENSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "Apache License\n                           Version 2.0, January 2004") {
+		t.Error("LICENSE is not the Apache License 2.0")
 	}
 }
