@@ -44,7 +44,18 @@ type Keyring struct {
 	keys    map[string]ed25519.PrivateKey
 	current string
 	loaded  time.Time
+
+	// resyncMu makes the reads an unknown key id causes take turns; lastResync, which
+	// it guards, is when the last one started.
+	resyncMu   sync.Mutex
+	lastResync time.Time
 }
+
+// UnknownKeyResync is how often at most a token naming an unknown key makes the
+// Keyring read the Secret again: often enough that a key another replica just added
+// verifies within seconds, seldom enough that forged key ids cost the API server
+// nothing, however many requests carry them at once.
+const UnknownKeyResync = 5 * time.Second
 
 // NewKeyring returns a Keyring over the Secret o.Namespace/o.Name; call Sync before use.
 func NewKeyring(c client.Client, o KeyringOptions) *Keyring {
@@ -203,25 +214,40 @@ func (k *Keyring) signing() (string, ed25519.PrivateKey, error) {
 }
 
 // verifying returns the public key with id kid. A key another replica just added is
-// not known yet: then the Secret is read once more (at most once a second, so
-// garbage kids cannot make the portal hammer the API server).
+// not known yet: then the Secret is read once more, by one request at a time and at
+// most once per UnknownKeyResync, so garbage kids cannot make the portal hammer the API
+// server. Requests arriving during a read wait for it and use what it loaded.
 func (k *Keyring) verifying(ctx context.Context, kid string) (ed25519.PublicKey, error) {
-	k.mu.RLock()
-	key, ok := k.keys[kid]
-	stale := k.opts.Now().Sub(k.loaded) > time.Second
-	k.mu.RUnlock()
-	if !ok && stale {
-		if err := k.Sync(ctx); err != nil {
-			return nil, err
-		}
-		k.mu.RLock()
-		key, ok = k.keys[kid]
-		k.mu.RUnlock()
+	key, ok := k.lookup(kid)
+	if !ok {
+		k.resync(ctx)
+		key, ok = k.lookup(kid)
 	}
 	if !ok {
 		return nil, fmt.Errorf("unknown signing key %q", kid)
 	}
 	return key.Public().(ed25519.PublicKey), nil
+}
+
+func (k *Keyring) lookup(kid string) (ed25519.PrivateKey, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	key, ok := k.keys[kid]
+	return key, ok
+}
+
+// resync reads the Secret again unless a read started less than UnknownKeyResync ago.
+func (k *Keyring) resync(ctx context.Context) {
+	k.resyncMu.Lock()
+	defer k.resyncMu.Unlock()
+	now := k.opts.Now()
+	if !k.lastResync.IsZero() && now.Sub(k.lastResync) < UnknownKeyResync {
+		return
+	}
+	k.lastResync = now
+	if err := k.Sync(ctx); err != nil {
+		slog.ErrorContext(ctx, "Syncing signing keys for an unknown key id failed", "err", err)
+	}
 }
 
 // KeyIDs lists the ids of the loaded keys, oldest first.

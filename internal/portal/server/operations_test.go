@@ -46,7 +46,7 @@ func TestKeyRotationLogsNobodyOut(t *testing.T) {
 	portaltest.Expect(t, b.Do("GET", "/api/v1/users/me", before.AccessToken, nil), http.StatusOK, "old token on the second replica")
 	portaltest.Expect(t, b.Do("GET", "/api/v1/users/me", after.AccessToken, nil), http.StatusOK, "new token on the second replica")
 	// The first replica reads the Secret again when it meets the new key id (at most
-	// once a second), so the new token works there too without a restart.
+	// once per auth.UnknownKeyResync), so the new token works there too without a restart.
 	testutil.Eventually(t, 10*time.Second, "the new key to verify on the first replica", func() error {
 		if r := a.Do("GET", "/api/v1/users/me", after.AccessToken, nil); r.Status != http.StatusOK {
 			return errorf("%d %s", r.Status, r.Body)
