@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,5 +55,22 @@ func TestWrongCurrentPasswordCountsTowardsLockout(t *testing.T) {
 	}
 	if err := change("the right password"); err == nil {
 		t.Fatal("a locked account changed its password")
+	}
+}
+
+// TestFailedLoginsSurviveWriteConflicts: failed logins counted at once, by many
+// requests or replicas, all land, even when other writers keep winning for a while.
+func TestFailedLoginsSurviveWriteConflicts(t *testing.T) {
+	s, m := newLockoutUsers(t, 1000)
+	ctx := context.Background()
+	m.conflicts = 8 // other replicas win the next writes
+	const failures = 20
+	var wg sync.WaitGroup
+	for range failures {
+		wg.Go(func() { s.recordFailure(ctx, "ann") })
+	}
+	wg.Wait()
+	if u, _ := m.Get(ctx, "ann"); u.Status.FailedLogins != failures {
+		t.Fatalf("%d failed logins recorded at once under write conflicts, %d counted", failures, u.Status.FailedLogins)
 	}
 }

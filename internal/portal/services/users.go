@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"github.com/mooringhq/mooring/internal/portal/auth"
@@ -211,28 +213,31 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 func (s *Users) recordFailure(ctx context.Context, username string) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	for range 5 {
-		u, err := s.store.Get(ctx, username)
-		if err != nil {
-			slog.ErrorContext(ctx, "Recording a failed login failed", "user", username, "err", err)
-			return
+	var u *portalv1alpha1.User
+	err := retry.OnError(failureBackoff, func(err error) bool { return errors.Is(err, store.ErrConflict) }, func() error {
+		var err error
+		if u, err = s.store.Get(ctx, username); err != nil {
+			return err
 		}
 		u.Status.FailedLogins++
 		if d := s.lockout.lockFor(u.Status.FailedLogins); d > 0 {
 			until := metav1Time(s.now().Add(d))
 			u.Status.LockedUntil = &until
 		}
-		err = s.store.UpdateStatus(ctx, u)
-		if err == nil {
-			slog.InfoContext(ctx, "Failed login", "user", username, "failedLogins", u.Status.FailedLogins, "locked", u.Status.LockedUntil != nil)
-			return
-		}
-		if !errors.Is(err, store.ErrConflict) {
-			slog.ErrorContext(ctx, "Recording a failed login failed", "user", username, "err", err)
-			return
-		}
+		return s.store.UpdateStatus(ctx, u)
+	})
+	if err != nil {
+		slog.ErrorContext(ctx, "Recording a failed login failed", "user", username, "err", err)
+		return
 	}
+	slog.InfoContext(ctx, "Failed login", "user", username, "failedLogins", u.Status.FailedLogins, "locked", u.Status.LockedUntil != nil)
 }
+
+// failureBackoff spaces the retries of a failed-login count that lost a write race.
+// A burst of wrong passwords makes every replica write the same User at once; with
+// jittered, growing pauses (about 2.5s in all) they spread out and each count lands,
+// where a handful of immediate retries let counts go missing.
+var failureBackoff = wait.Backoff{Steps: 12, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 1, Cap: time.Second}
 
 // Authenticate returns the caller an access token belongs to, while the token's
 // session lasts.
