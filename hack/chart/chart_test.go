@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,8 +76,11 @@ func TestChartMatchesKustomize(t *testing.T) {
 	tests := map[string]struct {
 		vals map[string]any
 		dirs []string
+		// only takes just these kinds from the last of dirs.
+		only []string
 	}{
-		"default": {map[string]any{"image": image}, []string{"config/default"}},
+		// Metrics are on by default, and so is their reader ClusterRole.
+		"default": {map[string]any{"image": image}, []string{"config/default", "config/prometheus"}, []string{"ClusterRole"}},
 		"everything on": {map[string]any{
 			"image": image,
 			"metrics": map[string]any{
@@ -86,17 +90,21 @@ func TestChartMatchesKustomize(t *testing.T) {
 			},
 			// config/portal names the chart's default repository too (its images: entry).
 			"portal": map[string]any{"enabled": true, "image": map[string]any{"tag": "latest"}},
-		}, []string{"config/default", "config/prometheus", "config/grafana", "config/portal"}},
+		}, []string{"config/default", "config/prometheus", "config/grafana", "config/portal"}, nil},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var kust []*unstructured.Unstructured
-			for _, dir := range tc.dirs {
+			for i, dir := range tc.dirs {
 				objs, err := kustomize(root, dir)
 				if err != nil {
 					t.Fatal(err)
 				}
-				kust = append(kust, objs...)
+				for _, u := range objs {
+					if i < len(tc.dirs)-1 || tc.only == nil || slices.Contains(tc.only, u.GetKind()) {
+						kust = append(kust, u)
+					}
+				}
 			}
 			out, err := render(chartPath, namespace, tc.vals)
 			if err != nil {
@@ -417,6 +425,33 @@ func TestIconExists(t *testing.T) {
 	}
 	if !strings.Contains(string(data), "<svg") {
 		t.Errorf("%s is not an SVG", icon)
+	}
+}
+
+// The ClusterRole a scraper is bound to comes with the metrics, ServiceMonitor or not.
+func TestMetricsReaderRoleWithMetrics(t *testing.T) {
+	for name, tc := range map[string]struct {
+		metrics map[string]any
+		want    bool
+	}{
+		"metrics, no ServiceMonitor": {map[string]any{"enabled": true}, true},
+		"metrics and ServiceMonitor": {map[string]any{"enabled": true, "serviceMonitor": map[string]any{"enabled": true}}, true},
+		"no metrics":                 {map[string]any{"enabled": false}, false},
+	} {
+		out, err := render(chartPath, namespace, map[string]any{"metrics": tc.metrics})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := decode([]byte(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.ContainsFunc(objs, func(u *unstructured.Unstructured) bool {
+			return u.GetKind() == "ClusterRole" && u.GetName() == "mooring-metrics-reader"
+		})
+		if got != tc.want {
+			t.Errorf("%s: ClusterRole mooring-metrics-reader rendered %v, want %v", name, got, tc.want)
+		}
 	}
 }
 

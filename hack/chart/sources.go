@@ -25,6 +25,7 @@ type source struct {
 
 // The values that switch the optional parts on.
 const (
+	metricsCondition    = ".Values.metrics.enabled"
 	monitorCondition    = "and .Values.metrics.enabled .Values.metrics.serviceMonitor.enabled"
 	rulesCondition      = ".Values.metrics.prometheusRule.enabled"
 	dashboardsCondition = ".Values.metrics.dashboards.enabled"
@@ -40,11 +41,16 @@ var sources = []source{
 		skip: kinds("Namespace", "Deployment", "PodDisruptionBudget"),
 	},
 	{
-		// The metrics Service, ServiceMonitor, metrics-reader ClusterRole and the alerts.
+		// The metrics Service, ServiceMonitor, metrics-reader ClusterRole (whenever metrics
+		// are served) and the alerts.
 		dir: "config/prometheus", namespace: "mooring-system",
 		condition: func(u *unstructured.Unstructured) string {
-			if u.GetKind() == "PrometheusRule" {
+			switch u.GetKind() {
+			case "PrometheusRule":
 				return rulesCondition
+			case "ClusterRole":
+				// Whoever scrapes the metrics needs it, with or without a ServiceMonitor.
+				return metricsCondition
 			}
 			return monitorCondition
 		},
