@@ -175,6 +175,11 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 	} else if len(req.Password) > 4*MaxPasswordLen {
 		bad = append(bad, field("password", "is too long"))
 	}
+	if req.Username != "" {
+		// No account has a name that could not be registered, so refusing it gives
+		// nothing away; the store could not even look it up ("a/b" is no object name).
+		bad = append(bad, validateUsername(normalizeUsername(req.Username))...)
+	}
 	if len(bad) > 0 {
 		return models.TokenResponse{}, invalid(bad...)
 	}

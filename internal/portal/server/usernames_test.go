@@ -1,0 +1,25 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/mooringhq/mooring/internal/portal/models"
+)
+
+// TestMalformedUsernameIsAFieldError: a username no account can have ("a/b" is not
+// even an object name) is refused as invalid input naming the field, not a 500.
+func TestMalformedUsernameIsAFieldError(t *testing.T) {
+	p := newPortal(t, nil)
+	for _, name := range []string{"a/b", "../x", "a b c", "x"} {
+		r := p.Do("POST", "/api/v1/login", "", map[string]string{"username": name, "password": "some password here"})
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Fatalf("log in as %q: want 422, got %d: %s", name, r.Status, r.Body)
+		}
+		var e models.ErrorResponse
+		if err := json.Unmarshal(r.Body, &e); err != nil || len(e.Error.Fields) == 0 || e.Error.Fields[0].Field != "username" {
+			t.Fatalf("log in as %q: want an error naming the username field, got %s", name, r.Body)
+		}
+	}
+}
