@@ -54,7 +54,7 @@ func New(o Options) (*gin.Engine, error) {
 	r.GET("/readyz", o.Health.Readyz)
 	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{})))
 
-	api := r.Group("/api/v1")
+	api := r.Group("/api/v1", middleware.APIHeaders())
 	api.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", o.OpenAPI) })
 
 	perIP := middleware.RateLimit(o.IPLimit, "ip", middleware.ByClientIP, o.Metrics, handlers.TooManyRequests)
