@@ -77,7 +77,8 @@ type BackupSpec struct {
 	Schedule string `json:"schedule"`
 
 	// BackupPath is the directory in the backup volume the dumps are written to, as
-	// <backupPath>/<timestamp>.sql.gz: an absolute path, relative to the volume's root.
+	// <backupPath>/<backup name>-<timestamp>.sql.gz: an absolute path, relative to the
+	// volume's root.
 	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._/-]*$`
 	// +kubebuilder:validation:XValidation:rule="!self.contains('/../') && !self.endsWith('/..')",message="backupPath must stay inside the volume (no .. segments)"
 	// +kubebuilder:validation:MaxLength=1024

@@ -27,14 +27,19 @@ type DatabaseClusterSpec struct {
 
 // DatabaseClusterStatus is the v1alpha1 status.
 type DatabaseClusterStatus struct {
+	// Replicas is the number of database pods the StatefulSet has.
 	// +optional
 	Replicas int32 `json:"replicas"`
+	// ReadyReplicas is how many of them are ready.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
+	// Selector is the label selector of the database pods, for the scale subresource.
 	// +optional
 	Selector string `json:"selector,omitempty"`
+	// Phase is Pending, Running, NotReady, Error or Deleting.
 	// +optional
 	Phase string `json:"phase,omitempty"`
+	// PrimaryEndpoint is host:port of the primary, e.g. "orders.shop.svc:5432".
 	// +optional
 	PrimaryEndpoint string `json:"primaryEndpoint,omitempty"`
 

@@ -118,13 +118,13 @@ type DatabaseClusterStatus struct {
 	// +optional
 	Phase DatabaseClusterPhase `json:"phase,omitempty"`
 
-	// PrimaryEndpoint is host:port of the primary, e.g. "orders.shop.svc:5432".
-
 	// Binding makes the cluster a servicebinding.io provisioned service: a ConfigMap with
 	// type, provider, host, port and database, and the credentials Secret (username,
 	// password) that an App's spec.bindings projects.
 	// +optional
 	Binding *ServiceBindingStatus `json:"binding,omitempty"`
+
+	// PrimaryEndpoint is host:port of the primary, e.g. "orders.shop.svc:5432".
 	// +optional
 	PrimaryEndpoint string `json:"primaryEndpoint,omitempty"`
 
