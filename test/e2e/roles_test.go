@@ -126,17 +126,23 @@ func TestUserRoles(t *testing.T) {
 		}
 	}
 	people := []string{"pods", "pods/log", "events", "events.events.k8s.io"}
+	// children: what Mooring makes, readable so that `kubectl mooring status` shows the tree.
+	children := []string{"deployments.apps", "replicasets.apps", "statefulsets.apps", "cronjobs.batch", "jobs.batch",
+		"services", "configmaps", "persistentvolumeclaims", "poddisruptionbudgets.policy"}
 	// admin: everything on Mooring's kinds in every namespace, scale, deletecollection.
 	add("alice", true, append(append(writes, reads...), "deletecollection"), kinds, a, b, "")
-	add("alice", true, []string{"update", "patch"}, []string{"apps.mooring.dev/scale", "cacheinstances.mooring.dev/scale"}, a, b)
+	add("alice", true, []string{"update", "patch"}, []string{"apps.mooring.dev/scale", "cacheinstances.mooring.dev/scale", "databaseclusters.mooring.dev/scale"}, a, b)
 	add("alice", true, reads, people, a, b)
+	add("alice", true, reads, children, a, b)
 	add("alice", false, []string{"get", "list"}, []string{"secrets"}, a, b)
 	add("alice", false, writes, []string{"deployments.apps", "statefulsets.apps", "pods"}, a)
 	add("alice", false, []string{"update", "patch"}, []string{"apps.mooring.dev/status"}, a)
 	// developer: Mooring's kinds, pods, logs and events in namespace A only.
 	add("dave", true, append(writes, reads...), kinds, a)
-	add("dave", true, []string{"update", "patch"}, []string{"apps.mooring.dev/scale"}, a)
+	add("dave", true, []string{"update", "patch"}, []string{"apps.mooring.dev/scale", "databaseclusters.mooring.dev/scale"}, a)
 	add("dave", true, reads, people, a)
+	add("dave", true, reads, children, a)
+	add("dave", false, reads, children, b)
 	add("dave", false, append(writes, reads...), kinds, b)
 	add("dave", false, reads, people, b)
 	add("dave", false, []string{"list"}, kinds, "")
@@ -147,6 +153,8 @@ func TestUserRoles(t *testing.T) {
 	// auditor: read-only on Mooring's kinds, pods, logs and events everywhere; no Secrets.
 	add("audrey", true, reads, kinds, a, b, "")
 	add("audrey", true, reads, people, a, b, "")
+	add("audrey", true, reads, children, a, b, "")
+	add("audrey", false, writes, children, a)
 	add("audrey", false, append(writes, "deletecollection"), kinds, a, b)
 	add("audrey", false, []string{"update", "patch"}, []string{"apps.mooring.dev/scale"}, a)
 	add("audrey", false, []string{"get", "list", "watch"}, []string{"secrets"}, a, b, "")
