@@ -103,8 +103,11 @@ var sources = []source{
 				return err
 			}
 			containers, _, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-			if err != nil || len(containers) != 1 {
-				return fmt.Errorf("want one portal container, have %d: %v", len(containers), err)
+			if err != nil {
+				return fmt.Errorf("read the portal's containers: %w", err)
+			}
+			if len(containers) != 1 {
+				return fmt.Errorf("want one portal container, have %d", len(containers))
 			}
 			c := containers[0].(map[string]any)
 			args, _, _ := unstructured.NestedStringSlice(c, "args")

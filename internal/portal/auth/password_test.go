@@ -18,7 +18,7 @@ func TestPasswordHashingIsBounded(t *testing.T) {
 	}
 	var running, most atomic.Int32
 	gate := make(chan struct{})
-	real := idKey
+	realIDKey := idKey
 	idKey = func(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
 		n := running.Add(1)
 		for {
@@ -29,9 +29,9 @@ func TestPasswordHashingIsBounded(t *testing.T) {
 		}
 		<-gate
 		defer running.Add(-1)
-		return real(password, salt, time, memory, threads, keyLen)
+		return realIDKey(password, salt, time, memory, threads, keyLen)
 	}
-	t.Cleanup(func() { idKey = real })
+	t.Cleanup(func() { idKey = realIDKey })
 
 	const callers = 5 * MaxConcurrentHashes
 	var wg sync.WaitGroup
