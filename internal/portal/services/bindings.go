@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -87,6 +88,39 @@ func (b *Bindings) Desired(u *portalv1alpha1.User) ([]rbacv1.ClusterRoleBinding,
 		return nil, rbs
 	}
 	return nil, nil
+}
+
+// Grant is one binding of a ClusterRole: cluster-wide (Namespace "") or in a namespace.
+type Grant struct{ ClusterRole, Namespace string }
+
+// grants returns the ClusterRoles u's bindings grant, and where.
+func (b *Bindings) grants(u *portalv1alpha1.User) []Grant {
+	crbs, rbs := b.Desired(u)
+	var gs []Grant
+	for _, crb := range crbs {
+		gs = append(gs, Grant{ClusterRole: crb.RoleRef.Name})
+	}
+	for _, rb := range rbs {
+		gs = append(gs, Grant{ClusterRole: rb.RoleRef.Name, Namespace: rb.Namespace})
+	}
+	return gs
+}
+
+// NewGrants returns what u's bindings grant that before's did not (nil before: none):
+// the grants a change from before to u makes, which whoever makes it must be allowed to
+// bind. Taking a role away grants nothing.
+func (b *Bindings) NewGrants(before, u *portalv1alpha1.User) []Grant {
+	var had []Grant
+	if before != nil {
+		had = b.grants(before)
+	}
+	var gs []Grant
+	for _, g := range b.grants(u) {
+		if !slices.Contains(had, g) {
+			gs = append(gs, g)
+		}
+	}
+	return gs
 }
 
 // Plan is what it takes to bring one user's bindings in step: bindings to create and

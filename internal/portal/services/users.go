@@ -442,6 +442,7 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 	if len(bad) > 0 {
 		return models.User{}, invalid(bad...)
 	}
+	before := u.DeepCopy()
 	if req.Role != nil {
 		u.Spec.Role = portalv1alpha1.Role(*req.Role)
 	}
@@ -450,6 +451,12 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 	}
 	if u.Spec.Role != portalv1alpha1.RoleDeveloper {
 		u.Spec.Namespaces = nil
+	}
+	// Whoever grants a role must be allowed to bind its ClusterRole there themselves, as
+	// the API server demands of anyone creating a binding: the portal's own
+	// ServiceAccount, which writes the bindings, may bind every role.
+	if err := s.authz.requireGrants(ctx, caller, u.Spec.Role, s.bindings.NewGrants(before, u)); err != nil {
+		return models.User{}, err
 	}
 	// A namespace that does not exist is refused before the user says so. The User is
 	// written before its bindings, so the bindings reconciler, which follows the User,
