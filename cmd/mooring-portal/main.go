@@ -71,7 +71,7 @@ func (o *options) register(fs *flag.FlagSet, ns string) {
 	fs.StringVar(&o.adminRole, "admin-clusterrole", services.DefaultRoleNames[v1alpha1.RoleAdmin], "ClusterRole bound to admins.")
 	fs.StringVar(&o.developerRole, "developer-clusterrole", services.DefaultRoleNames[v1alpha1.RoleDeveloper], "ClusterRole bound to developers in their namespaces.")
 	fs.StringVar(&o.auditorRole, "auditor-clusterrole", services.DefaultRoleNames[v1alpha1.RoleAuditor], "ClusterRole bound to auditors.")
-	fs.StringVar(&o.cfg.AdminUsername, "admin-username", "admin", "Username of the first admin, created when --admin-password-file is set and no such user exists.")
+	fs.StringVar(&o.cfg.AdminUsername, "admin-username", "admin", "Username of the first admin, created when --admin-password-file is set and no such user exists; then nobody may register it.")
 	fs.StringVar(&o.cfg.AdminEmail, "admin-email", "admin@mooring.local", "E-mail of the first admin.")
 	fs.StringVar(&o.adminPasswordFile, "admin-password-file", "", "File (e.g. a mounted Secret) with the first admin's password.")
 	fs.DurationVar(&o.grace, "shutdown-grace", 20*time.Second, "How long in-flight requests may take after SIGTERM.")

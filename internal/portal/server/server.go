@@ -77,7 +77,8 @@ type Config struct {
 	Lockout services.LockoutPolicy
 	// Roles are the ClusterRoles bound for each role.
 	Roles services.RoleNames
-	// AdminUsername and AdminPassword, when the password is set, create the first admin.
+	// AdminUsername and AdminPassword, when the password is set, create the first admin;
+	// registration then refuses AdminUsername, in any case, as reserved.
 	AdminUsername, AdminEmail, AdminPassword string
 	// LeaderElection makes the replicas elect the one that reconciles bindings.
 	LeaderElection bool
@@ -122,7 +123,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	imp := cluster.NewImpersonator(rc, cfg.UsersNamespace)
 	authz := services.NewAuthz(imp)
-	users := services.NewUsers(services.UsersOptions{
+	uo := services.UsersOptions{
 		Store: store.NewKube(c, cfg.Namespace),
 		Issuer: auth.NewIssuer(keys, auth.IssuerOptions{Issuer: cfg.Issuer, Audience: cfg.Audience,
 			AccessTTL: cfg.AccessTTL, RefreshTTL: cfg.RefreshTTL, Now: cfg.Now}),
@@ -133,7 +134,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		SessionMaxLifetime:   cfg.SessionMaxLifetime,
 		RefreshReuseInterval: cfg.RefreshReuseInterval,
 		Now:                  cfg.Now,
-	})
+	}
+	if cfg.AdminPassword != "" {
+		uo.ReservedUsername = cfg.AdminUsername
+	}
+	users := services.NewUsers(uo)
 	doc, err := openapi.JSON()
 	if err != nil {
 		return nil, err

@@ -23,3 +23,17 @@ func TestMalformedUsernameIsAFieldError(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstAdminUsernameIsReservedOverHTTP: with a first admin configured, registering
+// its username, in any case, is refused as invalid input naming the field, not as a
+// conflict: the name is reserved whether or not the admin exists yet.
+func TestFirstAdminUsernameIsReservedOverHTTP(t *testing.T) {
+	p := newPortal(t, nil)
+	r := p.Do("POST", "/api/v1/users", "", models.RegisterRequest{Username: "ADMIN", Email: "squat@example.com", Password: "a squatter's password"})
+	if r.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("register the first admin's name: want 422, got %d: %s", r.Status, r.Body)
+	}
+	if e := r.Error(t); e.Message != `username "admin" is reserved` || len(e.Fields) == 0 || e.Fields[0].Field != "username" {
+		t.Fatalf("want an error naming the reserved username, got %+v", e)
+	}
+}

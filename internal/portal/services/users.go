@@ -61,7 +61,9 @@ type Users struct {
 	// reuseInterval is how long a spent refresh token still gets the current one; see
 	// UsersOptions.
 	reuseInterval time.Duration
-	now           func() time.Time
+	// reserved is the normalized username nobody may register (""; none); see UsersOptions.
+	reserved string
+	now      func() time.Time
 }
 
 // UsersOptions are the parts Users works with.
@@ -82,6 +84,11 @@ type UsersOptions struct {
 	// it lost, refresh with the same token at once. Zero: a spent token always ends the
 	// session. (Dex's reuse interval, 3s by default, is the same idea.)
 	RefreshReuseInterval time.Duration
+	// ReservedUsername is the first admin's username, which the portal creates itself
+	// (EnsureAdmin): registration refuses it, in any case, so that nobody can take the
+	// name before the portal creates the admin and hold it as their own account. Empty:
+	// no name is reserved (no first admin is configured).
+	ReservedUsername string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -92,7 +99,8 @@ func NewUsers(o UsersOptions) *Users {
 		o.Now = time.Now
 	}
 	return &Users{store: o.Store, issuer: o.Issuer, imp: o.Impersonator, bindings: o.Bindings,
-		authz: o.Authz, lockout: o.Lockout, maxSession: o.SessionMaxLifetime, reuseInterval: o.RefreshReuseInterval, now: o.Now}
+		authz: o.Authz, lockout: o.Lockout, maxSession: o.SessionMaxLifetime, reuseInterval: o.RefreshReuseInterval,
+		reserved: normalizeUsername(o.ReservedUsername), now: o.Now}
 }
 
 // ToModel is the API view of u: never a password or hash.
@@ -109,8 +117,12 @@ func ToModel(u *portalv1alpha1.User) models.User {
 		Namespaces: ns, CreatedAt: u.CreationTimestamp.UTC()}
 }
 
-// Register creates an account with no role.
+// Register creates an account with no role. The first admin's username is reserved.
 func (s *Users) Register(ctx context.Context, req models.RegisterRequest) (models.User, error) {
+	if name := normalizeUsername(req.Username); s.reserved != "" && name == s.reserved {
+		return models.User{}, &Error{Kind: KindInvalid, Message: fmt.Sprintf("username %q is reserved", name),
+			Fields: []models.FieldError{field("username", "is reserved")}}
+	}
 	return s.create(ctx, req, portalv1alpha1.RoleNone)
 }
 
@@ -149,7 +161,11 @@ func (s *Users) create(ctx context.Context, req models.RegisterRequest, role por
 // EnsureAdmin creates the first admin when no user of that name exists; an existing
 // account is left as it is. It reports whether it created one.
 func (s *Users) EnsureAdmin(ctx context.Context, username, email, password string) (bool, error) {
-	if _, err := s.store.Get(ctx, normalizeUsername(username)); err == nil {
+	if u, err := s.store.Get(ctx, normalizeUsername(username)); err == nil {
+		if u.Spec.Role != portalv1alpha1.RoleAdmin {
+			slog.WarnContext(ctx, "The first admin's username belongs to an account that is no admin; it is left as it is",
+				"user", u.Name, "role", u.Spec.Role)
+		}
 		return false, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return false, err
