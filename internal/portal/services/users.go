@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
@@ -179,7 +180,8 @@ func (s *Users) EnsureAdmin(ctx context.Context, username, email, password strin
 }
 
 // Login checks a password and issues a token pair. Unknown users, wrong passwords and
-// locked accounts get the same error after the same work (one Argon2id check), and
+// locked accounts get the same error after the same work (one read of the User, one of
+// a password Secret and one Argon2id check), and
 // failure bookkeeping runs after the answer, so response times do not tell them apart.
 func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.TokenResponse, error) {
 	var bad []models.FieldError
@@ -199,9 +201,20 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 	if len(bad) > 0 {
 		return models.TokenResponse{}, invalid(bad...)
 	}
-	u, err := s.store.Get(ctx, normalizeUsername(req.Username))
+	name := normalizeUsername(req.Username)
+	u, err := s.store.Get(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
+		// The same work as for a known user: a read of a password Secret (of a fresh
+		// id, so there is none) and an Argon2id check.
+		ghost := &portalv1alpha1.User{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: portalv1alpha1.UserSpec{ID: uuid.NewString(), Username: name}}
+		if _, err := s.store.PasswordHash(ctx, ghost); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return models.TokenResponse{}, err
+		}
 		auth.BurnPasswordCheck(ctx, req.Password)
+		if ctx.Err() != nil {
+			return models.TokenResponse{}, ctx.Err()
+		}
 		return models.TokenResponse{}, errBadCredentials
 	}
 	if err != nil {
