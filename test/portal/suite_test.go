@@ -25,11 +25,14 @@ func TestMain(m *testing.M) {
 }
 
 // Flags every portal replica of the package runs with: short token lives and lockouts
-// so that expiry and unlocking are observable within the time budget.
+// so that expiry and unlocking are observable within the time budget, and strict
+// single-use refresh tokens, so that the tests of reuse across replicas see a replay as
+// one (the reuse interval's grace is tested in internal/portal/server).
 var replicaArgs = []string{
 	"--access-token-ttl=4s", "--refresh-token-ttl=1h",
 	"--lockout-threshold=3", "--lockout-duration=3s", "--lockout-max-duration=6s",
 	"--ip-rate-limit=10000", "--user-rate-limit=10000",
+	"--refresh-token-reuse-interval=0",
 }
 
 // env is what the portal tests share, started by the first test that needs it.
