@@ -2,6 +2,9 @@ package main
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -45,3 +48,43 @@ func TestSecureCookiesByDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEListsEveryFlag keeps the README's portal flag table in step with the flags:
+// every flag has a row, and the row shows its default.
+func TestREADMEListsEveryFlag(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The table follows its heading; the operator's flag table comes earlier.
+	_, table, found := strings.Cut(string(readme), "**Portal flags**")
+	if !found {
+		t.Fatal("README.md has no **Portal flags** table")
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(table, "\n") {
+		if m := flagRow.FindStringSubmatch(line); m != nil {
+			rows[m[1]] = m[2]
+		}
+	}
+	var o options
+	fs := flag.NewFlagSet("mooring-portal", flag.ContinueOnError)
+	o.register(fs, "mooring-portal")
+	fs.VisitAll(func(f *flag.Flag) {
+		def, ok := rows[f.Name]
+		switch {
+		case !ok:
+			t.Errorf("README.md has no row for --%s (default %q)", f.Name, f.DefValue)
+		case f.Name == "namespace":
+			// Its default is $POD_NAMESPACE when set; the row says so.
+			if !strings.Contains(def, "$POD_NAMESPACE") || !strings.Contains(def, f.DefValue) {
+				t.Errorf("README.md row for --namespace shows default %q, want $POD_NAMESPACE, else %q", def, f.DefValue)
+			}
+		case f.DefValue != "" && def != "`"+f.DefValue+"`":
+			t.Errorf("README.md row for --%s shows default %q, want `%s`", f.Name, def, f.DefValue)
+		}
+	})
+}
+
+// flagRow is a row of the README's portal flag table: flag name and default column.
+var flagRow = regexp.MustCompile("^\\| `--([a-z-]+)` \\| ([^|]*) \\|")
