@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/mooringhq/mooring/internal/testutil"
 	"github.com/mooringhq/mooring/internal/webhook"
 )
@@ -65,4 +67,48 @@ func TestCertManagerOverlayRenders(t *testing.T) {
 	if !strings.Contains(string(out), "--webhook-cert-management=external") {
 		t.Error("the operator still manages its own certificates under cert-manager")
 	}
+	checkCAChain(t, string(out))
+}
+
+// checkCAChain fails unless the serving certificate is issued by a CA Issuer whose
+// certificate is a CA of its own: a self-signed serving certificate would change the
+// injected CA bundle at every renewal.
+func checkCAChain(t *testing.T, manifests string) {
+	t.Helper()
+	certs, issuers := map[string]map[string]any{}, map[string]map[string]any{}
+	for _, doc := range strings.Split(manifests, "\n---\n") {
+		var o struct {
+			Kind     string                `json:"kind"`
+			Metadata struct{ Name string } `json:"metadata"`
+			Spec     map[string]any        `json:"spec"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			t.Fatalf("decode %q: %v", doc, err)
+		}
+		switch o.Kind {
+		case "Certificate":
+			certs[o.Metadata.Name] = o.Spec
+		case "Issuer":
+			issuers[o.Metadata.Name] = o.Spec
+		}
+	}
+	serving, ok := certs["mooring-serving-cert"]
+	if !ok {
+		t.Fatalf("no Certificate mooring-serving-cert; have %v", certs)
+	}
+	ref, _ := serving["issuerRef"].(map[string]any)
+	issuerName, _ := ref["name"].(string)
+	ca, _ := issuers[issuerName]["ca"].(map[string]any)
+	if ca == nil {
+		t.Fatalf("the serving certificate's Issuer %q is not a CA Issuer: %v", issuerName, issuers[issuerName])
+	}
+	for name, spec := range certs {
+		if spec["secretName"] == ca["secretName"] {
+			if spec["isCA"] != true {
+				t.Errorf("Certificate %s, the CA Issuer's secret, is not isCA: %v", name, spec)
+			}
+			return
+		}
+	}
+	t.Errorf("no Certificate writes the CA Issuer's secret %v", ca["secretName"])
 }
