@@ -522,3 +522,21 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("render %s differs from %s (go test ./hack/chart -update rewrites it; review the diff):\n%s", name, path, got)
 	}
 }
+
+// With crds.keep false an uninstall deletes every Mooring object in the cluster: the
+// install notes say so, and only then.
+func TestNotesWarnWhenCRDsGoWithTheRelease(t *testing.T) {
+	for keep, warn := range map[bool]bool{true: false, false: true} {
+		files, err := renderFiles(chartPath, namespace, map[string]any{"crds": map[string]any{"keep": keep}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes, ok := files["mooring/templates/NOTES.txt"]
+		if !ok {
+			t.Fatal("no NOTES.txt rendered")
+		}
+		if got := strings.Contains(notes, "WARNING: crds.keep is false"); got != warn {
+			t.Errorf("crds.keep=%v: warning shown %v, want %v:\n%s", keep, got, warn, notes)
+		}
+	}
+}
