@@ -263,18 +263,8 @@ func TestStorageGrowth(t *testing.T) {
 		d.Spec.Storage.StorageClassName = ptr.To(sc.Name)
 	})
 	key := client.ObjectKeyFromObject(db)
-	sts := &appsv1.StatefulSet{}
-	testutil.WaitFor(t, env.Client, key, sts, "StatefulSet", func(*appsv1.StatefulSet) error { return nil })
+	sts, pvc := createDataClaim(t, db)
 	oldUID := sts.UID
-
-	tpl := sts.Spec.VolumeClaimTemplates[0]
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "data-grow-0", Namespace: ns, Labels: tpl.Labels},
-		Spec:       tpl.Spec,
-	}
-	if err := env.Client.Create(ctx, pvc); err != nil {
-		t.Fatal(err)
-	}
 	// A claim not bound yet says nothing about resizing: no StorageResized condition
 	// (before, a new database read "not yet 1Gi; the storage class must allow volume
 	// expansion" until its claims were bound).
@@ -285,11 +275,7 @@ func TestStorageGrowth(t *testing.T) {
 	if c := condition(db, database.ConditionStorageResized); c != nil {
 		t.Fatalf("StorageResized %+v with only a pending claim, want no condition", c)
 	}
-	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound,
-		Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}
-	if err := env.Client.Status().Update(ctx, pvc); err != nil {
-		t.Fatal(err)
-	}
+	bindClaim(t, pvc, "1Gi")
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "StorageResized=True at 1Gi", func(d *v1beta1.DatabaseCluster) error {
 		if c := condition(d, database.ConditionStorageResized); c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("StorageResized %+v", c)

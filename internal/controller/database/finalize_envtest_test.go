@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,7 +35,7 @@ func markRunning(t *testing.T, db *v1beta1.DatabaseCluster) {
 
 // createDataClaim plays the StatefulSet controller: it creates the primary's data PVC from
 // the claim template, without which a final snapshot has nothing to dump.
-func createDataClaim(t *testing.T, db *v1beta1.DatabaseCluster) {
+func createDataClaim(t *testing.T, db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, *corev1.PersistentVolumeClaim) {
 	t.Helper()
 	sts := &appsv1.StatefulSet{}
 	testutil.WaitFor(t, env.Client, client.ObjectKeyFromObject(db), sts, "StatefulSet", func(*appsv1.StatefulSet) error { return nil })
@@ -46,6 +47,28 @@ func createDataClaim(t *testing.T, db *v1beta1.DatabaseCluster) {
 	if err := env.Client.Create(ctx, pvc); err != nil {
 		t.Fatal(err)
 	}
+	return sts, pvc
+}
+
+// bindClaim reports pvc Bound at size, as a volume provisioner would.
+func bindClaim(t *testing.T, pvc *corev1.PersistentVolumeClaim, size string) {
+	t.Helper()
+	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound,
+		Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}}
+	if err := env.Client.Status().Update(ctx, pvc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForSnapshotFinalizer waits until the cluster carries the final-snapshot finalizer.
+func waitForSnapshotFinalizer(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "final-snapshot finalizer", func(d *v1beta1.DatabaseCluster) error {
+		if !slicesContains(d.Finalizers, database.FinalSnapshotFinalizer) {
+			return fmt.Errorf("finalizers %v", d.Finalizers)
+		}
+		return nil
+	})
 }
 
 func jobEnv(j *batchv1.Job, name string) string {
@@ -66,12 +89,7 @@ func TestFinalSnapshotIntoBackupVolume(t *testing.T) {
 		d.Spec.DeletionPolicy = v1beta1.DeletionSnapshot
 	})
 	key := client.ObjectKeyFromObject(db)
-	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "final-snapshot finalizer", func(d *v1beta1.DatabaseCluster) error {
-		if !slicesContains(d.Finalizers, database.FinalSnapshotFinalizer) {
-			return fmt.Errorf("finalizers %v", d.Finalizers)
-		}
-		return nil
-	})
+	waitForSnapshotFinalizer(t, key)
 	markRunning(t, db)
 	createDataClaim(t, db)
 	b := &mooringv1.Backup{
@@ -218,12 +236,7 @@ func TestFinalSnapshotWithoutData(t *testing.T) {
 		d.Spec.DeletionPolicy = v1beta1.DeletionSnapshot
 	})
 	key := client.ObjectKeyFromObject(db)
-	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "final-snapshot finalizer", func(d *v1beta1.DatabaseCluster) error {
-		if !slicesContains(d.Finalizers, database.FinalSnapshotFinalizer) {
-			return fmt.Errorf("finalizers %v", d.Finalizers)
-		}
-		return nil
-	})
+	waitForSnapshotFinalizer(t, key)
 	if err := env.Client.Delete(ctx, db); err != nil {
 		t.Fatal(err)
 	}

@@ -36,22 +36,9 @@ func TestStorageGrowthForbidden(t *testing.T) {
 		d.Spec.Storage.StorageClassName = ptr.To(sc.Name)
 	})
 	key := client.ObjectKeyFromObject(db)
-	sts := &appsv1.StatefulSet{}
-	testutil.WaitFor(t, env.Client, key, sts, "StatefulSet", func(*appsv1.StatefulSet) error { return nil })
+	sts, pvc := createDataClaim(t, db)
 	oldUID := sts.UID
-	tpl := sts.Spec.VolumeClaimTemplates[0]
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "data-stuck-0", Namespace: ns, Labels: tpl.Labels},
-		Spec:       tpl.Spec,
-	}
-	if err := env.Client.Create(ctx, pvc); err != nil {
-		t.Fatal(err)
-	}
-	pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound,
-		Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}
-	if err := env.Client.Status().Update(ctx, pvc); err != nil {
-		t.Fatal(err)
-	}
+	bindClaim(t, pvc, "1Gi")
 
 	testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) {
 		d.Spec.Storage.Size = ptr.To(resource.MustParse("2Gi"))
