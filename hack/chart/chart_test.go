@@ -78,9 +78,12 @@ func TestChartMatchesKustomize(t *testing.T) {
 		dirs []string
 		// only takes just these kinds from the last of dirs.
 		only []string
+		// portalInRelease: portal.namespace is empty, so the portal's objects move
+		// into the release namespace.
+		portalInRelease bool
 	}{
 		// Metrics are on by default, and so is their reader ClusterRole.
-		"default": {map[string]any{"image": image}, []string{"config/default", "config/prometheus"}, []string{"ClusterRole"}},
+		"default": {map[string]any{"image": image}, []string{"config/default", "config/prometheus"}, []string{"ClusterRole"}, false},
 		"everything on": {map[string]any{
 			"image": image,
 			"metrics": map[string]any{
@@ -90,7 +93,15 @@ func TestChartMatchesKustomize(t *testing.T) {
 			},
 			// config/portal names the chart's default repository too (its images: entry).
 			"portal": map[string]any{"enabled": true, "image": map[string]any{"tag": "latest"}},
-		}, []string{"config/default", "config/prometheus", "config/grafana", "config/portal"}, nil},
+		}, []string{"config/default", "config/prometheus", "config/grafana", "config/portal"}, nil, false},
+		"portal in the release namespace": {map[string]any{
+			"image": image,
+			"metrics": map[string]any{
+				"serviceMonitor": map[string]any{"enabled": true},
+				"prometheusRule": map[string]any{"enabled": true},
+			},
+			"portal": map[string]any{"enabled": true, "namespace": "", "image": map[string]any{"tag": "latest"}},
+		}, []string{"config/default", "config/prometheus", "config/portal"}, nil, true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -114,17 +125,21 @@ func TestChartMatchesKustomize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			compare(t, index(t, rendered, true), index(t, intoRelease(kust), false))
+			compare(t, index(t, rendered, true), index(t, intoRelease(kust, tc.portalInRelease), false))
 		})
 	}
 }
 
-// intoRelease drops the Namespaces the release namespace replaces and moves the portal's
-// objects (and references to them) into it.
-func intoRelease(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+// intoRelease drops the Namespace the release namespace replaces and, with portal, moves
+// the portal's objects (and references to them) into it too.
+func intoRelease(objs []*unstructured.Unstructured, portal bool) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, u := range objs {
-		if u.GetKind() == "Namespace" && (u.GetName() == namespace || u.GetName() == "mooring-portal") {
+		if u.GetKind() == "Namespace" && (u.GetName() == namespace || portal && u.GetName() == "mooring-portal") {
+			continue
+		}
+		if !portal {
+			out = append(out, u)
 			continue
 		}
 		if u.GetNamespace() == "mooring-portal" {

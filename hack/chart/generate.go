@@ -27,6 +27,7 @@ const (
 // Placeholders survive YAML marshalling and are then replaced by template actions.
 const (
 	nsPlaceholder              = "HELM-RELEASE-NAMESPACE"
+	portalNSPlaceholder        = "HELM-PORTAL-NAMESPACE"
 	dashboardsNSPlaceholder    = "HELM-DASHBOARDS-NAMESPACE"
 	intervalPlaceholder        = "HELM-SERVICEMONITOR-INTERVAL"
 	portalImagePlaceholder     = "HELM-PORTAL-IMAGE"
@@ -46,6 +47,7 @@ const (
 // placeholders maps each placeholder to the template action that replaces it.
 var placeholders = []string{
 	nsPlaceholder, "{{ .Release.Namespace }}",
+	portalNSPlaceholder, `{{ include "mooring.portalNamespace" . }}`,
 	dashboardsNSPlaceholder, "{{ .Values.metrics.dashboards.namespace | default .Release.Namespace }}",
 	intervalPlaceholder, "{{ .Values.metrics.serviceMonitor.interval }}",
 	portalImagePlaceholder, `{{ include "mooring.portalImage" . }}`,
@@ -147,7 +149,11 @@ func generate(root string) (map[string][]byte, error) {
 
 // template turns one rendered object into a template for the chart.
 func (src source) template(u *unstructured.Unstructured) ([]byte, error) {
-	u.Object = replaceNamespace(u.Object, src.namespace).(map[string]any)
+	target := src.target
+	if target == "" {
+		target = nsPlaceholder
+	}
+	u.Object = replaceNamespace(u.Object, src.namespace, target).(map[string]any)
 	if src.edit != nil {
 		if err := src.edit(u); err != nil {
 			return nil, err
@@ -214,20 +220,20 @@ func replaceLine(text, key, action string) string {
 
 // replaceNamespace swaps the value of every "namespace" field equal to the source's
 // namespace (metadata, subjects, webhook and conversion Service references) for the
-// release namespace's placeholder.
-func replaceNamespace(v any, namespace string) any {
+// placeholder target.
+func replaceNamespace(v any, namespace, target string) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
 			if k == "namespace" && e == namespace {
-				t[k] = nsPlaceholder
+				t[k] = target
 				continue
 			}
-			t[k] = replaceNamespace(e, namespace)
+			t[k] = replaceNamespace(e, namespace, target)
 		}
 	case []any:
 		for i, e := range t {
-			t[i] = replaceNamespace(e, namespace)
+			t[i] = replaceNamespace(e, namespace, target)
 		}
 	}
 	return v

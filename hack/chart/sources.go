@@ -11,8 +11,10 @@ import (
 type source struct {
 	// dir is the kustomize directory under config/.
 	dir string
-	// namespace is the namespace its objects are rendered into, which becomes the release's.
+	// namespace is the namespace its objects are rendered into, which becomes target.
 	namespace string
+	// target is the placeholder namespace becomes; the release namespace's when empty.
+	target string
 	// skip reports objects the chart does not take from the directory.
 	skip func(u *unstructured.Unstructured) bool
 	// condition is the template condition an object is rendered under; "" for always.
@@ -30,6 +32,9 @@ const (
 	rulesCondition      = ".Values.metrics.prometheusRule.enabled"
 	dashboardsCondition = ".Values.metrics.dashboards.enabled"
 	portalCondition     = ".Values.portal.enabled"
+	// The portal's own namespace is the chart's to create only when it is not the
+	// release's, which helm creates or the user made.
+	portalNSCondition = "and .Values.portal.enabled .Values.portal.namespace (ne .Values.portal.namespace .Release.Namespace)"
 )
 
 // sources are everything the chart installs but the operator's Deployment and PDB.
@@ -81,13 +86,28 @@ var sources = []source{
 		},
 	},
 	{
-		// The portal runs in the release namespace; its users' namespace is its own.
-		dir: "config/portal", namespace: "mooring-portal",
-		skip: func(u *unstructured.Unstructured) bool {
-			return u.GetKind() == "Namespace" && u.GetName() == "mooring-portal"
+		// The portal runs in portal.namespace (the release namespace when empty); its
+		// users' namespace is its own.
+		dir: "config/portal", namespace: "mooring-portal", target: portalNSPlaceholder,
+		condition: func(u *unstructured.Unstructured) string {
+			if isPortalNamespace(u) {
+				return portalNSCondition
+			}
+			return portalCondition
 		},
-		condition: func(*unstructured.Unstructured) string { return portalCondition },
 		edit: func(u *unstructured.Unstructured) error {
+			if isPortalNamespace(u) {
+				// Kept on uninstall: it holds the users' password hashes and the signing
+				// keys, which the portal made and nobody could make again.
+				u.SetName(portalNSPlaceholder)
+				a := u.GetAnnotations()
+				if a == nil {
+					a = map[string]string{}
+				}
+				a["helm.sh/resource-policy"] = "keep"
+				u.SetAnnotations(a)
+				return nil
+			}
 			if u.GetKind() != "Deployment" {
 				return nil
 			}
@@ -120,6 +140,12 @@ var sources = []source{
 			return setEach(u, portalImagePlaceholder, "spec", "template", "spec", "containers", "image")
 		},
 	},
+}
+
+// isPortalNamespace reports config/portal's own Namespace (not its users'), before or
+// after edit names it with the placeholder.
+func isPortalNamespace(u *unstructured.Unstructured) bool {
+	return u.GetKind() == "Namespace" && (u.GetName() == "mooring-portal" || u.GetName() == portalNSPlaceholder)
 }
 
 // kinds reports objects of the given kinds.

@@ -24,6 +24,8 @@ const (
 	dbCRD     = "customresourcedefinition/databaseclusters.mooring.dev"
 	userNS    = "shop"
 	releaseNS = "platform"
+	// portalNS is portal.namespace's default: the chart creates it, restricted.
+	portalNS = "mooring-portal"
 )
 
 // values are what a platform team would set (the portal and the dashboards on; the
@@ -140,18 +142,19 @@ func checkAccepted(t *testing.T, manifest string) {
 }
 
 // checkPodsAdmitted waits for the pods of the operator's and the portal's Deployments:
-// the namespace enforces the restricted Pod Security Standard, so pods exist only if the
-// chart's pod templates pass it.
+// both namespaces enforce the restricted Pod Security Standard (the release's as the test
+// made it, the portal's as the chart makes it), so pods exist only if the chart's pod
+// templates pass it.
 func checkPodsAdmitted(t *testing.T) {
 	t.Helper()
-	for _, app := range []string{"mooring", "mooring-portal"} {
-		testutil.Eventually(t, time.Minute, "2 "+app+" pods admitted in the restricted namespace", func() error {
-			out, err := suite.Run("get", "pods", "-n", releaseNS, "-l", "app.kubernetes.io/name="+app, "-o", "name")
+	for app, ns := range map[string]string{"mooring": releaseNS, "mooring-portal": portalNS} {
+		testutil.Eventually(t, time.Minute, "2 "+app+" pods admitted in the restricted namespace "+ns, func() error {
+			out, err := suite.Run("get", "pods", "-n", ns, "-l", "app.kubernetes.io/name="+app, "-o", "name")
 			if err != nil {
 				return err
 			}
 			if n := len(strings.Fields(out)); n != 2 {
-				events, _ := suite.Run("get", "events", "-n", releaseNS, "--field-selector", "reason=FailedCreate", "-o", "jsonpath={.items[*].message}")
+				events, _ := suite.Run("get", "events", "-n", ns, "--field-selector", "reason=FailedCreate", "-o", "jsonpath={.items[*].message}")
 				return fmt.Errorf("%d pods; FailedCreate events: %s", n, events)
 			}
 			return nil
@@ -264,6 +267,10 @@ func checkUninstalled(t *testing.T, manifest string, before map[string]map[strin
 	}
 	if kept == 0 {
 		t.Error("the release had no CRDs")
+	}
+	// The portal's namespace holds its users' password hashes and its signing keys.
+	if phase, err := suite.Run("get", "namespace", portalNS, "-o", "jsonpath={.status.phase}"); err != nil || phase != "Active" {
+		t.Errorf("uninstall deleted the portal's namespace %s: phase %q, %v", portalNS, phase, err)
 	}
 	testutil.Eventually(t, time.Minute, "the release's Deployment deleted", func() error {
 		out, err := suite.Run("get", "deployments", "-n", releaseNS, "-o", "name")

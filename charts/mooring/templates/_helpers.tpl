@@ -38,3 +38,8 @@ cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/mooring-serving-cert
 {{ .Values.portal.image.repository }}:{{ .Values.portal.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 {{- end }}
+
+{{- /* The portal's namespace: portal.namespace, else the release namespace. */ -}}
+{{- define "mooring.portalNamespace" -}}
+{{ .Values.portal.namespace | default .Release.Namespace }}
+{{- end }}
