@@ -242,6 +242,10 @@ func valueSets() map[string]map[string]any {
 		},
 		"observability-portal": {
 			"imagePullSecrets": []any{map[string]any{"name": "regcred"}},
+			"networkPolicy": map[string]any{"enabled": true,
+				"metricsFrom": []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}}}},
+				"portalFrom":  []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "ingress-nginx"}}}},
+			},
 			"metrics": map[string]any{
 				"serviceMonitor": map[string]any{"enabled": true, "interval": "1m", "labels": map[string]any{"release": "prometheus"}},
 				"prometheusRule": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}},

@@ -35,6 +35,8 @@ var values = map[string]any{
 	"nodeSelector": map[string]any{"mooring.dev/install-test": "no-such-node"},
 	"portal":       map[string]any{"enabled": true},
 	"metrics":      map[string]any{"dashboards": map[string]any{"enabled": true}},
+	// Accepted by the API server; enforcing them takes a network plugin the test has not.
+	"networkPolicy": map[string]any{"enabled": true},
 }
 
 // databaseClusters are created while the CRD stores v1alpha1, through both versions.
