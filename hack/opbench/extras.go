@@ -33,7 +33,7 @@ import (
 func addExtraFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.gcURL, "gc-url", "", "URL the harness GETs to make the operator collect garbage before it reads go_memstats_heap_alloc_bytes, e.g. http://{{PPROF_ADDR}}/debug/pprof/heap?gc=1 (same tokens); empty: heap read without a GC")
 	fs.StringVar(&c.pprofURL, "pprof-url", "", "the operator's /debug/pprof base URL (same tokens); with --profile-seconds its CPU profile is taken during the load")
-	fs.IntVar(&c.profileSeconds, "profile-seconds", 0, "take CPU profiles of kube-apiserver (and the operator, with --pprof-url) for this many seconds from the first create; written to the workdir")
+	fs.IntVar(&c.profileSeconds, "profile-seconds", 0, "take CPU profiles of kube-apiserver (and the operator, with --pprof-url) for this many seconds from the first create, and of kube-apiserver from the floor's first create; written to the workdir")
 	fs.IntVar(&c.bgSecrets, "background-secrets", 0, "before the operator starts, create this many unrelated Secrets in namespace PREFIX-unrelated")
 	fs.IntVar(&c.bgSecretBytes, "background-secret-bytes", 1<<20, "size of each unrelated Secret's data")
 	fs.IntVar(&c.bgConfigMaps, "background-configmaps", 0, "before the operator starts, create this many unrelated ConfigMaps (1 KiB each) in namespace PREFIX-unrelated")
@@ -151,6 +151,13 @@ func (b *bench) heap(phase string) float64 {
 // profile fetches CPU profiles of kube-apiserver and the operator for --profile-seconds,
 // in the background; wait for the returned WaitGroup before stopping either.
 func (b *bench) profile(ctx context.Context) *sync.WaitGroup {
+	return b.profileAs(ctx, "", b.c.pprofURL != "")
+}
+
+// profileAs is profile with the files named kube-apiserver<suffix>.cpu.pprof (and
+// operator<suffix>.cpu.pprof when withOperator): the floor's profile of the API server
+// ("-floor") is the base the load's is compared with (go tool pprof -diff_base).
+func (b *bench) profileAs(ctx context.Context, suffix string, withOperator bool) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	s := b.c.profileSeconds
 	if s <= 0 {
@@ -163,7 +170,7 @@ func (b *bench) profile(ctx context.Context) *sync.WaitGroup {
 			b.warn("%s CPU profile: %v", name, err)
 			return
 		}
-		path := filepath.Join(b.workdir, name+".cpu.pprof")
+		path := filepath.Join(b.workdir, name+suffix+".cpu.pprof")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			b.warn("write %s: %v", path, err)
 			return
@@ -174,7 +181,7 @@ func (b *bench) profile(ctx context.Context) *sync.WaitGroup {
 	go save("kube-apiserver", func() ([]byte, error) {
 		return b.disc.RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", fmt.Sprint(s)).DoRaw(ctx)
 	})
-	if b.c.pprofURL != "" {
+	if withOperator {
 		url := strings.TrimSuffix(substituteTokens(b.c.pprofURL, b.mgr.tokens), "/") + fmt.Sprintf("/profile?seconds=%d", s)
 		wg.Add(1)
 		go save("operator", func() ([]byte, error) {
