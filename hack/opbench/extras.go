@@ -3,8 +3,9 @@ package main
 // Mooring's additions to the shared harness: the Go heap after a forced GC (so memory per
 // cached object can be read from a run), CPU profiles of kube-apiserver and the operator
 // during the load (and of kube-apiserver during the floor, to diff against), unrelated
-// objects in the cluster (to show what the operator does not cache), and a churn phase (spec changes at a fixed rate on the converged objects, with
-// the latency from each change to its child's update and to the status that observed it).
+// objects in the cluster (to show what the operator does not cache), and a churn phase
+// (spec changes at a fixed rate on the converged objects, with the latency from each
+// change to its child's update and to the status that observed it).
 
 import (
 	"context"
