@@ -38,12 +38,12 @@ func TestRowUsesHeapAfterIdle(t *testing.T) {
 		Load: &loadRes{Converged: true, TAllReady: 20, WritesPerCR: 5,
 			APIServerWrites: map[string]float64{"POST events": 1000, "POST configmaps": 3000}},
 		Floor:  &floorRes{TFloor: 10},
-		Ratios: &ratios{ReadyOverFloor: 2},
+		Ratios: &ratios{ReadyOverFloor: 2, CPUOverFloor: 2.5, CPUOverFloorWithoutOperator: 2.1},
 		Memory: &memRes{HeapBeforeLoad: 1000, HeapConverged: 9000, HeapAfterIdle: 5000, CachedObjects: 4},
 	}
 	cols := strings.Split(row("x", r), "\t")
-	// run N ready floor ratio ms/CR writes/CR events/CR ... heap at index 16
-	if cols[2] != "20.00" || cols[4] != "2.00x" || cols[5] != "20.00" || cols[7] != "1.00" || cols[16] != "1000" {
+	// run N ready floor ratio cpu-ratio cpu-ratio-without-operator ms/CR writes/CR events/CR ... heap at index 18
+	if cols[2] != "20.00" || cols[4] != "2.00x" || cols[5] != "2.50x" || cols[6] != "2.10x" || cols[7] != "20.00" || cols[9] != "1.00" || cols[18] != "1000" {
 		t.Fatalf("row %q", cols)
 	}
 }

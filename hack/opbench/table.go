@@ -13,7 +13,7 @@ import (
 // table prints one row per result file: `opbench table a.json b.json ...`.
 func table(w io.Writer, files []string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tN\tready s\tfloor s\tready/floor\tms/CR\twrites/CR\tevents/CR\tGET 404/CR\tidle writes\trestart writes\trestart settle s\top CPU s\tapiserver CPU s\tRSS MiB\tHWM MiB\theap B/obj\tchurn p99 child/status s\t")
+	fmt.Fprintln(tw, "run\tN\tready s\tfloor s\tready/floor\tCPU/floor\tw/o operator\tms/CR\twrites/CR\tevents/CR\tGET 404/CR\tidle writes\trestart writes\trestart settle s\top CPU s\tapiserver CPU s\tRSS MiB\tHWM MiB\theap B/obj\tchurn p99 child/status s\t")
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -39,12 +39,16 @@ func row(name string, r *result) string {
 	if !l.Converged {
 		ready = "not converged"
 	}
-	floor, ratio := "-", "-"
+	floor, ratio, cpu, cpuOthers := "-", "-", "-", "-"
 	if r.Floor != nil && r.Floor.TFloor > 0 {
 		floor = fmt.Sprintf("%.2f", r.Floor.TFloor)
 	}
 	if r.Ratios != nil {
 		ratio = fmt.Sprintf("%.2fx", r.Ratios.ReadyOverFloor)
+		if r.Ratios.CPUOverFloor > 0 {
+			cpu = fmt.Sprintf("%.2fx", r.Ratios.CPUOverFloor)
+			cpuOthers = fmt.Sprintf("%.2fx", r.Ratios.CPUOverFloorWithoutOperator)
+		}
 	}
 	events := 0.0
 	for k, v := range l.APIServerWrites {
@@ -52,7 +56,7 @@ func row(name string, r *result) string {
 			events += v
 		}
 	}
-	cols = append(cols, ready, floor, ratio, fmt.Sprintf("%.2f", 1000*l.TAllReady/n),
+	cols = append(cols, ready, floor, ratio, cpu, cpuOthers, fmt.Sprintf("%.2f", 1000*l.TAllReady/n),
 		fmt.Sprintf("%.2f", l.WritesPerCR), fmt.Sprintf("%.2f", events/n),
 		fmt.Sprintf("%.2f", l.Requests.ByCode["404"]/n))
 	cols = append(cols, idleCol(r), restartCols(r)[0], restartCols(r)[1],
