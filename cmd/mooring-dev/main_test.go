@@ -21,8 +21,13 @@ func TestSelfIsAlive(t *testing.T) {
 	if !me.alive() {
 		t.Fatalf("own process %+v not reported alive", me)
 	}
-	if (procID{pid: me.pid, start: "1"}).alive() && me.start != "" {
-		t.Fatalf("pid %d with a different start time reported alive; PID reuse would fool down", me.pid)
+	// Without a start time alive() trusts the PID alone, so the reuse check below would
+	// pass whatever alive() did: the tests run on Linux, where /proc gives one.
+	if me.start == "" {
+		t.Fatalf("no start time for own pid %d (is /proc/%d/stat readable?); the PID-reuse check needs one", me.pid, me.pid)
+	}
+	if (procID{pid: me.pid, start: "1"}).alive() {
+		t.Fatalf("pid %d with a different start time (1, not %s) reported alive; PID reuse would fool down", me.pid, me.start)
 	}
 }
 
