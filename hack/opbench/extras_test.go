@@ -36,9 +36,11 @@ func TestRowUsesHeapAfterIdle(t *testing.T) {
 	r := &result{
 		Config: resultConfig{N: 1000},
 		Load: &loadRes{Converged: true, TAllReady: 20, WritesPerCR: 5,
-			APIServerWrites: map[string]float64{"POST events": 1000, "POST configmaps": 3000}},
-		Floor:  &floorRes{TFloor: 10},
-		Ratios: &ratios{ReadyOverFloor: 2, CPUOverFloor: 2.5, CPUOverFloorWithoutOperator: 2.1},
+			APIServerWrites: map[string]float64{"POST events": 1000, "POST configmaps": 3000},
+			// 21 CPU-seconds for the rest of the machine plus 4 for the operator, against 10.
+			CPUS: 4, OthersCPUS: map[string]float64{"kube-apiserver": 15, "etcd": 4, "harness": 2}},
+		Floor:  &floorRes{TFloor: 10, OthersCPUS: map[string]float64{"kube-apiserver": 7, "etcd": 2, "harness": 1}},
+		Ratios: &ratios{ReadyOverFloor: 2},
 		Memory: &memRes{HeapBeforeLoad: 1000, HeapConverged: 9000, HeapAfterIdle: 5000, CachedObjects: 4},
 	}
 	cols := strings.Split(row("x", r), "\t")

@@ -45,10 +45,9 @@ func row(name string, r *result) string {
 	}
 	if r.Ratios != nil {
 		ratio = fmt.Sprintf("%.2fx", r.Ratios.ReadyOverFloor)
-		if r.Ratios.CPUOverFloor > 0 {
-			cpu = fmt.Sprintf("%.2fx", r.Ratios.CPUOverFloor)
-			cpuOthers = fmt.Sprintf("%.2fx", r.Ratios.CPUOverFloorWithoutOperator)
-		}
+	}
+	if with, without, ok := r.cpuRatios(); ok {
+		cpu, cpuOthers = fmt.Sprintf("%.2fx", with), fmt.Sprintf("%.2fx", without)
 	}
 	events := 0.0
 	for k, v := range l.APIServerWrites {
