@@ -20,6 +20,12 @@ func Eventually(t testing.TB, timeout time.Duration, what string, check func() e
 }
 
 // Poll is Eventually without a test: it returns the last error after the timeout.
+//
+// Poll cannot interrupt check, and looks at the deadline only after check returns: a
+// check that talks to a process which may hang (an HTTP GET, a kubectl, during an outage)
+// must bound each attempt itself (http.Client{Timeout}, exec.CommandContext, a context
+// with a timeout), or a hang outlasts the deadline and ends as go test's own timeout
+// rather than this message.
 func Poll(timeout time.Duration, check func() error) error {
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(100 * time.Millisecond)

@@ -116,9 +116,13 @@ scrape_configs:
 	return p
 }
 
+// queryClient bounds one query, which runs inside a poll: a Prometheus that stops
+// answering must fail the poll with its message, not hang the test.
+var queryClient = &http.Client{Timeout: 10 * time.Second}
+
 // query runs an instant query and returns how many series it returned.
 func (p prometheus) query(q string) (int, error) {
-	resp, err := http.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	resp, err := queryClient.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(q))
 	if err != nil {
 		return 0, err
 	}

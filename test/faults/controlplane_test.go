@@ -76,8 +76,14 @@ func TestControlPlaneRestarts(t *testing.T) {
 	}
 }
 
+// readyzClient bounds one readiness probe: while kube-apiserver or etcd is down the
+// operator's /readyz may wait on it, and a probe that hangs would outlast the polls'
+// deadlines.
+var readyzClient = &http.Client{Timeout: 5 * time.Second}
+
+// readyz returns the status of a GET of url, 0 when there is no answer.
 func readyz(url string) int {
-	resp, err := http.Get(url)
+	resp, err := readyzClient.Get(url)
 	if err != nil {
 		return 0
 	}

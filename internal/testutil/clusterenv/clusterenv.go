@@ -218,6 +218,15 @@ func (e *Env) Kubectl(args ...string) *exec.Cmd {
 	return exec.Command(filepath.Join(e.BinDir, "kubectl"), append([]string{"--kubeconfig", e.Cluster.KubeconfigPath}, args...)...)
 }
 
+// KubectlContext is Kubectl killed when ctx ends: a check polled with a deadline must not
+// wait longer than it for an API server that does not answer.
+func (e *Env) KubectlContext(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, filepath.Join(e.BinDir, "kubectl"), append([]string{"--kubeconfig", e.Cluster.KubeconfigPath}, args...)...)
+	// Once kubectl is killed, stop waiting for its output pipes too.
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
 // CheckNotForbidden fails when any operator log of the Env shows a request denied by RBAC.
 func (e *Env) CheckNotForbidden() error {
 	logs, _ := filepath.Glob(filepath.Join(e.StateDir, "*.log"))

@@ -3,6 +3,7 @@ package clusterenv
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,6 +13,22 @@ import (
 
 	"github.com/mooringhq/mooring/internal/testutil"
 )
+
+// Each kubectl run and each scrape is bounded, because testutil.Poll cannot interrupt a
+// check: a request to an API server that hangs (etcd stopped, a webhook that never
+// answers) would otherwise hold a poll past its deadline until go test's own timeout,
+// instead of failing with what the poll awaited.
+const (
+	// kubectlTimeout bounds one kubectl of Run, RunStdin and Apply; longer than any the
+	// tests run on purpose (the longest waits up to 60 s for a deletion).
+	kubectlTimeout = 2 * time.Minute
+	// attemptTimeout bounds one kubectl get of WaitField and WaitAllField, which poll
+	// again after it; a get answers in well under a second when the cluster is healthy.
+	attemptTimeout = 15 * time.Second
+)
+
+// scrapeClient bounds one scrape of Scrape; an answer takes milliseconds.
+var scrapeClient = &http.Client{Timeout: 10 * time.Second}
 
 // Run runs kubectl as the cluster admin and returns its standard output; the error carries
 // its standard error.
@@ -30,10 +47,12 @@ func (e *Env) MustRun(t testing.TB, args ...string) string {
 // Apply pipes a manifest into kubectl apply in namespace ns.
 func (e *Env) Apply(t testing.TB, ns, manifest string) {
 	t.Helper()
-	cmd := e.Kubectl("apply", "-n", ns, "-f", "-")
+	ctx, cancel := context.WithTimeout(context.Background(), kubectlTimeout)
+	defer cancel()
+	cmd := e.KubectlContext(ctx, "apply", "-n", ns, "-f", "-")
 	cmd.Stdin = strings.NewReader(manifest)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply: %v\n%s", err, out)
+		t.Fatalf("kubectl apply: %v\n%s", killed(ctx, kubectlTimeout, err), out)
 	}
 }
 
@@ -48,7 +67,7 @@ func (e *Env) Namespace(t testing.TB, name string) string {
 func (e *Env) WaitField(t testing.TB, timeout time.Duration, ns, resource, path, want string) {
 	t.Helper()
 	testutil.Eventually(t, timeout, fmt.Sprintf("%s %s == %q", resource, path, want), func() error {
-		got, err := e.Run("get", "-n", ns, resource, "-o", "jsonpath={"+path+"}")
+		got, err := e.runFor(attemptTimeout, "", "get", "-n", ns, resource, "-o", "jsonpath={"+path+"}")
 		if err != nil {
 			return err
 		}
@@ -61,7 +80,7 @@ func (e *Env) WaitField(t testing.TB, timeout time.Duration, ns, resource, path,
 
 // Scrape reads Prometheus metrics from http://<addr>/metrics as "name{labels}" → value.
 func Scrape(addr string) (map[string]float64, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
+	resp, err := scrapeClient.Get("http://" + addr + "/metrics")
 	if err != nil {
 		return nil, err
 	}
@@ -108,14 +127,29 @@ func Writes(m map[string]float64, except ...string) map[string]float64 {
 
 // RunStdin is Run with stdin, e.g. a manifest for `apply -f -`.
 func (e *Env) RunStdin(stdin string, args ...string) (string, error) {
-	cmd := e.Kubectl(args...)
+	return e.runFor(kubectlTimeout, stdin, args...)
+}
+
+// runFor is RunStdin killing kubectl after timeout.
+func (e *Env) runFor(timeout time.Duration, stdin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := e.KubectlContext(ctx, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
+		return out.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), killed(ctx, timeout, err), strings.TrimSpace(errOut.String()))
 	}
 	return out.String(), nil
+}
+
+// killed says so when err comes from a kubectl killed at the end of ctx.
+func killed(ctx context.Context, timeout time.Duration, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("killed after %s: %w", timeout, err)
+	}
+	return err
 }
 
 // WaitAllField polls until a kubectl jsonpath equals want for every object of a resource
@@ -123,7 +157,7 @@ func (e *Env) RunStdin(stdin string, args ...string) (string, error) {
 func (e *Env) WaitAllField(t testing.TB, timeout time.Duration, ns, resource, path, want string) {
 	t.Helper()
 	testutil.Eventually(t, timeout, fmt.Sprintf("every %s with %s == %q", resource, path, want), func() error {
-		out, err := e.Run("get", "-n", ns, resource, "-o", `jsonpath={range .items[*]}{.metadata.name}={`+path+`}{"\n"}{end}`)
+		out, err := e.runFor(attemptTimeout, "", "get", "-n", ns, resource, "-o", `jsonpath={range .items[*]}{.metadata.name}={`+path+`}{"\n"}{end}`)
 		if err != nil {
 			return err
 		}
