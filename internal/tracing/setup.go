@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -23,8 +24,24 @@ type Options struct {
 	Version string
 }
 
-// Enabled reports whether the environment asks for traces to be exported.
+// Enabled reports whether the environment asks for traces to be exported: an OTLP
+// endpoint is set, and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none turns
+// the SDK or its trace exporter off. Those two are the OpenTelemetry SDK's standard off
+// switches; honouring them lets an operator of the cluster silence tracing without
+// removing an endpoint that a shared ConfigMap or a mutating webhook injects.
 func Enabled() bool {
+	// The environment specification reads OTEL_SDK_DISABLED as a boolean that is true
+	// only for a case-insensitive "true"; any other value leaves the SDK on.
+	if strings.EqualFold(strings.TrimSpace(os.Getenv("OTEL_SDK_DISABLED")), "true") {
+		return false
+	}
+	// OTEL_TRACES_EXPORTER is a comma-separated list whose value "none" means no trace
+	// exporter; unset or "otlp" is the OTLP exporter that Setup builds.
+	for _, e := range strings.Split(os.Getenv("OTEL_TRACES_EXPORTER"), ",") {
+		if strings.EqualFold(strings.TrimSpace(e), "none") {
+			return false
+		}
+	}
 	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -204,5 +205,50 @@ func TestSetupWithoutEndpointDoesNothing(t *testing.T) {
 	}
 	if err := shutdown(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSetupHonoursTheSDKOffSwitches: with an endpoint set, OTEL_SDK_DISABLED=true or
+// OTEL_TRACES_EXPORTER=none still leaves tracing off, as the OpenTelemetry environment
+// specification says; other values leave it on.
+func TestSetupHonoursTheSDKOffSwitches(t *testing.T) {
+	tests := []struct {
+		name, variable, value string
+		enabled               bool
+	}{
+		{"SDK disabled", "OTEL_SDK_DISABLED", "true", false},
+		{"SDK disabled, any case", "OTEL_SDK_DISABLED", "TRUE", false},
+		{"SDK not disabled", "OTEL_SDK_DISABLED", "false", true},
+		{"a non-boolean leaves the SDK on", "OTEL_SDK_DISABLED", "yes", true},
+		{"no trace exporter", "OTEL_TRACES_EXPORTER", "none", false},
+		{"no trace exporter, spaced and capitalised", "OTEL_TRACES_EXPORTER", " None ", false},
+		{"OTLP trace exporter", "OTEL_TRACES_EXPORTER", "otlp", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// An endpoint nothing listens on: a provider would be installed, not dialled.
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+			t.Setenv("OTEL_SDK_DISABLED", "")
+			t.Setenv("OTEL_TRACES_EXPORTER", "")
+			t.Setenv(tt.variable, tt.value)
+			prev := otel.GetTracerProvider()
+			defer otel.SetTracerProvider(prev)
+			if got := tracing.Enabled(); got != tt.enabled {
+				t.Errorf("Enabled() with %s=%q = %v, want %v", tt.variable, tt.value, got, tt.enabled)
+			}
+			shutdown, err := tracing.Setup(context.Background(), tracing.Options{SamplingRatio: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if replaced := otel.GetTracerProvider() != prev; replaced != tt.enabled {
+				t.Errorf("Setup with %s=%q replaced the global tracer provider: %v, want %v", tt.variable, tt.value, replaced, tt.enabled)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			// Nothing was exported, so the flush has nothing to send to the dead endpoint.
+			if err := shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
