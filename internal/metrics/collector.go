@@ -26,7 +26,7 @@ var (
 		"1 while reconciliation of the resource is paused (annotation mooring.dev/paused=true), else 0.",
 		resourceLabels, nil)
 	replicasDesc = prometheus.NewDesc("mooring_resource_replicas",
-		"Replicas (instances) the resource's spec asks for.",
+		"Replicas (instances) the resource wants: its spec's count, or for an App with spec.autoscaling the autoscaler's (status.desiredReplicas).",
 		resourceLabels, nil)
 	availableDesc = prometheus.NewDesc("mooring_resource_available_replicas",
 		"Replicas (instances) that are available; for a DatabaseCluster, the ready instances.",

@@ -39,6 +39,14 @@ func fixtures() []client.Object {
 			Spec:       mooringv1.AppSpec{Image: "nginx", Replicas: ptr.To[int32](3)},
 			Status:     mooringv1.AppStatus{Phase: mooringv1.AppNotReady, AvailableReplicas: 2, Conditions: ready(metav1.ConditionFalse)},
 		},
+		// Autoscaled: the autoscaler wants 7 although spec.replicas (frozen while
+		// spec.autoscaling is set) still says 2.
+		&mooringv1.App{
+			ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "shop"},
+			Spec: mooringv1.AppSpec{Image: "api", Replicas: ptr.To[int32](2),
+				Autoscaling: &mooringv1.AppAutoscaling{MinReplicas: ptr.To[int32](2), MaxReplicas: 10}},
+			Status: mooringv1.AppStatus{Phase: mooringv1.AppRunning, DesiredReplicas: 7, AvailableReplicas: 7, Conditions: ready(metav1.ConditionTrue)},
+		},
 		&mooringv1.CacheInstance{
 			ObjectMeta: metav1.ObjectMeta{Name: "sessions", Namespace: "shop",
 				Annotations: map[string]string{engine.PausedAnnotation: "true"}},
@@ -106,6 +114,7 @@ func TestGoldenExposition(t *testing.T) {
 		`mooring_resource_condition{kind="App",name="web",namespace="shop",status="False",type="Ready"} 1`,
 		`mooring_resource_paused{kind="CacheInstance",name="sessions",namespace="shop"} 1`,
 		`mooring_resource_replicas{kind="DatabaseCluster",name="orders",namespace="shop"} 2`,
+		`mooring_resource_replicas{kind="App",name="api",namespace="shop"} 7`, // the autoscaler's count, not spec.replicas
 	} {
 		if !strings.Contains(string(want), line+"\n") {
 			t.Errorf("golden exposition lacks %s", line)

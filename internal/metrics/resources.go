@@ -5,6 +5,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
@@ -52,8 +53,27 @@ func replicasOr1(n *int32) *int32 {
 
 func fromApp(a *mooringv1.App) resource {
 	r := newResource(KindApp, a, string(a.Status.Phase), a.Status.Conditions)
-	r.replicas, r.available = replicasOr1(a.Spec.Replicas), &a.Status.AvailableReplicas
+	r.replicas, r.available = appWanted(a), &a.Status.AvailableReplicas
 	return r
+}
+
+// appWanted is the replica count an App's available replicas are measured against. While
+// spec.autoscaling is set the HorizontalPodAutoscaler owns the count and spec.replicas is
+// ignored (and frozen), so it is the autoscaler's count the operator reports in
+// status.desiredReplicas; spec.replicas would show a scaled-out App as over-provisioned
+// and a scaled-in one as degraded. Before the first reconcile reports one (no phase yet;
+// a reported 0 is a Deployment scaled to zero by hand), it is the count the operator
+// starts from: 1 moved into [minReplicas, maxReplicas].
+func appWanted(a *mooringv1.App) *int32 {
+	as := a.Spec.Autoscaling
+	if as == nil {
+		return replicasOr1(a.Spec.Replicas)
+	}
+	if a.Status.Phase != "" {
+		return &a.Status.DesiredReplicas
+	}
+	first := min(max(1, ptr.Deref(as.MinReplicas, 1)), as.MaxReplicas)
+	return &first
 }
 
 func fromCache(c *mooringv1.CacheInstance) resource {
