@@ -67,7 +67,9 @@ type AppSpec struct {
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 
 	// SecurityContext is the pod's security context. Unset, pods run with the RuntimeDefault
-	// seccomp profile; a profile that disables seccomp is rejected.
+	// seccomp profile; a profile that disables seccomp or AppArmor is rejected, and so are
+	// the SELinux options the baseline Pod Security Standard forbids (a user, a role, a
+	// type other than container_t, container_init_t, container_kvm_t, container_engine_t).
 	// +optional
 	SecurityContext *corev1.PodSecurityContext `json:"securityContext,omitempty"`
 

@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
@@ -38,9 +40,10 @@ func (AppValidator) ValidateDelete(context.Context, *mooringv1.App) (admission.W
 func validateApp(app *mooringv1.App) error { return validateAppUpdate(nil, app) }
 
 // validateAppUpdate checks app; on an update, old is the App before it (nil on create).
-// The checks of what the children would not take ratchet: an App stored before they
-// existed is not refused every change for a value it already had (its child has been
-// failing since), only for a new one.
+// The checks added after Apps could be stored without them ratchet: what the children
+// would not take, and what the baseline Pod Security Standard forbids. An App stored
+// before they existed is not refused every change for a value it already had (its child
+// has been failing, or its pods running, with it since), only for a new one.
 func validateAppUpdate(old, app *mooringv1.App) error {
 	var errs field.ErrorList
 	if _, err := reference.ParseNormalizedNamed(app.Spec.Image); err != nil {
@@ -51,7 +54,8 @@ func validateAppUpdate(old, app *mooringv1.App) error {
 	errs = append(errs, validateEnv(app.Spec.Env, field.NewPath("spec", "env"))...)
 	errs = append(errs, validateResources(app.Spec.Resources, field.NewPath("spec", "resources"))...)
 	// What the schema and the checks above let through but the children would not take.
-	errs = append(errs, ratchet(childErrors(app), old)...)
+	errs = append(errs, ratchet(childErrors, app, old)...)
+	errs = append(errs, ratchet(baselineErrors, app, old)...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(mooringv1.GroupVersion.WithKind("App").GroupKind(), app.Name, errs)
 	}
@@ -79,6 +83,40 @@ func validatePodSecurityContext(sc *corev1.PodSecurityContext, path *field.Path)
 	}
 	if len(sc.Sysctls) > 0 {
 		errs = append(errs, field.Forbidden(path.Child("sysctls"), "kernel parameters are not set per App"))
+	}
+	return errs
+}
+
+// baselineSELinuxTypes are the SELinux types the baseline Pod Security Standard allows
+// besides none: the container runtime's confined domains.
+var baselineSELinuxTypes = []string{"container_t", "container_init_t", "container_kvm_t", "container_engine_t"}
+
+// baselineErrors are the App's pod security settings the baseline Pod Security Standard
+// forbids: a namespace enforcing it (or restricted) would refuse every pod of the App,
+// and elsewhere they would run the pods outside the confinement Mooring promises.
+func baselineErrors(app *mooringv1.App) field.ErrorList {
+	sc := app.Spec.SecurityContext
+	if sc == nil {
+		return nil
+	}
+	path := field.NewPath("spec", "securityContext")
+	var errs field.ErrorList
+	if p := sc.AppArmorProfile; p != nil && p.Type == corev1.AppArmorProfileTypeUnconfined {
+		errs = append(errs, field.Forbidden(path.Child("appArmorProfile", "type"),
+			"Unconfined turns AppArmor off, which the baseline Pod Security Standard forbids; use RuntimeDefault or Localhost"))
+	}
+	if o := sc.SELinuxOptions; o != nil {
+		p := path.Child("seLinuxOptions")
+		if o.Type != "" && !slices.Contains(baselineSELinuxTypes, o.Type) {
+			errs = append(errs, field.Invalid(p.Child("type"), o.Type,
+				"must be empty or one of "+strings.Join(baselineSELinuxTypes, ", ")+" (the baseline Pod Security Standard): another type can leave the container's confinement"))
+		}
+		if o.User != "" {
+			errs = append(errs, field.Forbidden(p.Child("user"), "the baseline Pod Security Standard forbids setting the SELinux user"))
+		}
+		if o.Role != "" {
+			errs = append(errs, field.Forbidden(p.Child("role"), "the baseline Pod Security Standard forbids setting the SELinux role"))
+		}
 	}
 	return errs
 }

@@ -33,13 +33,15 @@ func childErrors(app *mooringv1.App) field.ErrorList {
 	return append(errs, validateExpose(app.Spec.Expose, field.NewPath("spec", "expose"))...)
 }
 
-// ratchet drops from errs those old already had: the same field, value and complaint.
-func ratchet(errs field.ErrorList, old *mooringv1.App) field.ErrorList {
+// ratchet is check's errors of app without those old already had: the same field, value
+// and complaint.
+func ratchet(check func(*mooringv1.App) field.ErrorList, app, old *mooringv1.App) field.ErrorList {
+	errs := check(app)
 	if old == nil || len(errs) == 0 {
 		return errs
 	}
 	had := map[string]bool{}
-	for _, e := range childErrors(old) {
+	for _, e := range check(old) {
 		had[e.Error()] = true
 	}
 	var out field.ErrorList
@@ -199,7 +201,7 @@ func validatePodSecurityContextValues(sc *corev1.PodSecurityContext, path *field
 		case corev1.AppArmorProfileTypeRuntimeDefault, corev1.AppArmorProfileTypeUnconfined, corev1.AppArmorProfileTypeLocalhost:
 		default:
 			errs = append(errs, field.NotSupported(fp.Child("type"), p.Type,
-				[]corev1.AppArmorProfileType{corev1.AppArmorProfileTypeRuntimeDefault, corev1.AppArmorProfileTypeLocalhost, corev1.AppArmorProfileTypeUnconfined}))
+				[]corev1.AppArmorProfileType{corev1.AppArmorProfileTypeRuntimeDefault, corev1.AppArmorProfileTypeLocalhost}))
 		}
 		errs = append(errs, localhostProfile(p.Type == corev1.AppArmorProfileTypeLocalhost, p.LocalhostProfile, fp, false)...)
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -29,5 +30,30 @@ func TestChildFieldChecksRatchet(t *testing.T) {
 	}
 	if err := validateAppUpdate(stored, app("/c", 1)); err != nil {
 		t.Errorf("fixing the path: %v", err)
+	}
+}
+
+// The baseline Pod Security Standard's checks ratchet the same way: an App stored with
+// AppArmor Unconfined before they existed can still be scaled, not given a new violation.
+func TestBaselineChecksRatchet(t *testing.T) {
+	app := func(sc *corev1.PodSecurityContext, replicas int32) *mooringv1.App {
+		return &mooringv1.App{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: mooringv1.AppSpec{
+			Image: "nginx:1.27", Replicas: ptr.To(replicas), SecurityContext: sc}}
+	}
+	unconfined := func() *corev1.PodSecurityContext {
+		return &corev1.PodSecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}}
+	}
+	stored := app(unconfined(), 1)
+	if err := validateApp(stored); err == nil || !strings.Contains(err.Error(), "spec.securityContext.appArmorProfile.type") {
+		t.Fatalf("create with AppArmor Unconfined: %v, want spec.securityContext.appArmorProfile.type rejected", err)
+	}
+	if err := validateAppUpdate(stored, app(unconfined(), 3)); err != nil {
+		t.Errorf("scaling an App stored with AppArmor Unconfined: %v, want accepted", err)
+	}
+	withUser := unconfined()
+	withUser.SELinuxOptions = &corev1.SELinuxOptions{User: "system_u"}
+	if err := validateAppUpdate(stored, app(withUser, 1)); err == nil || !strings.Contains(err.Error(), "spec.securityContext.seLinuxOptions.user") ||
+		strings.Contains(err.Error(), "appArmorProfile") {
+		t.Errorf("adding an SELinux user: %v, want only spec.securityContext.seLinuxOptions.user rejected", err)
 	}
 }

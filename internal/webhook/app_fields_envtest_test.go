@@ -107,6 +107,30 @@ func TestAppOptionalFieldsRejected(t *testing.T) {
 			},
 			field: "spec.securityContext.runAsUser", message: "cannot run as user 0",
 		},
+		"AppArmor unconfined": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.SecurityContext = &corev1.PodSecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}}
+			},
+			field: "spec.securityContext.appArmorProfile.type", message: "Unconfined turns AppArmor off",
+		},
+		"SELinux type outside baseline": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.SecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "spc_t"}}
+			},
+			field: "spec.securityContext.seLinuxOptions.type", message: "must be empty or one of container_t",
+		},
+		"SELinux user": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.SecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{User: "system_u"}}
+			},
+			field: "spec.securityContext.seLinuxOptions.user", message: "forbids setting the SELinux user",
+		},
+		"SELinux role": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.SecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Role: "system_r"}}
+			},
+			field: "spec.securityContext.seLinuxOptions.role", message: "forbids setting the SELinux role",
+		},
 		"sysctls": {
 			mutate: func(a *mooringv1.App) {
 				a.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}}}
@@ -117,7 +141,8 @@ func TestAppOptionalFieldsRejected(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			a := &mooringv1.App{
-				ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns},
+				// A name of its own: a case wrongly accepted does not fail the others.
+				ObjectMeta: metav1.ObjectMeta{GenerateName: "bad-", Namespace: ns},
 				Spec:       mooringv1.AppSpec{Image: "nginx:1.27", Port: ptr.To[int32](80)},
 			}
 			tt.mutate(a)
@@ -130,12 +155,15 @@ func TestAppOptionalFieldsRejected(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "full", Namespace: ns},
 		Spec: mooringv1.AppSpec{
 			Image: "nginx:1.27", Port: ptr.To[int32](8080), Command: []string{"/bin/server"}, Args: []string{"--v=2"},
-			EnvFrom:         []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}},
-			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1000)},
-			Expose:          &mooringv1.AppExpose{Host: "shop.example.com", TLS: &mooringv1.AppTLS{Issuer: "letsencrypt"}},
-			Autoscaling:     &mooringv1.AppAutoscaling{MaxReplicas: 5},
-			HealthCheck:     &mooringv1.AppHealthCheck{Path: "/healthz"},
-			Bindings:        []mooringv1.AppBinding{{Name: "db", Ref: mooringv1.AppBindingRef{Kind: "DatabaseCluster", Name: "orders"}, Env: true}},
+			EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}},
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1000),
+				// What baseline allows: a confined AppArmor profile, a container SELinux type and any level.
+				AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault},
+				SELinuxOptions:  &corev1.SELinuxOptions{Type: "container_init_t", Level: "s0:c123,c456"}},
+			Expose:      &mooringv1.AppExpose{Host: "shop.example.com", TLS: &mooringv1.AppTLS{Issuer: "letsencrypt"}},
+			Autoscaling: &mooringv1.AppAutoscaling{MaxReplicas: 5},
+			HealthCheck: &mooringv1.AppHealthCheck{Path: "/healthz"},
+			Bindings:    []mooringv1.AppBinding{{Name: "db", Ref: mooringv1.AppBindingRef{Kind: "DatabaseCluster", Name: "orders"}, Env: true}},
 		},
 	}
 	if err := env.Client.Create(ctx, good); err != nil {
