@@ -38,6 +38,9 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	if err := stopOperator(); err != nil {
 		t.Fatal(err)
 	}
+	// From here on the suite's operator is stopped, killed or runs with other flags: put it
+	// back however the test ends, or every later test of the package fails for this one.
+	t.Cleanup(func() { ensureOperator(t) })
 	watcher, err := kubernetes.NewForConfigOrDie(suite.Config).AppsV1().Deployments(ns).Watch(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

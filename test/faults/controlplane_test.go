@@ -28,11 +28,24 @@ func TestControlPlaneRestarts(t *testing.T) {
 	suite.Apply(t, ns, appManifest("before", 1))
 	waitAppsRunning(t, ns, 2*time.Minute, "before")
 
+	// down is the component stopped and not yet started again. Every later test of the
+	// package needs the whole control plane, so a failure while it is down must not leave
+	// it down.
+	down := ""
+	t.Cleanup(func() {
+		if down == "" {
+			return
+		}
+		if err := suite.Cluster.StartComponent(ctx, down); err != nil {
+			t.Errorf("start %s again after the test failed: %v", down, err)
+		}
+	})
 	for i, component := range []string{localcluster.KubeAPIServer, localcluster.Etcd} {
 		t0 := time.Now()
 		if err := suite.Cluster.StopComponent(component); err != nil {
 			t.Fatal(err)
 		}
+		down = component
 		testutil.Eventually(t, 30*time.Second, "the operator to report not ready while "+component+" is down", func() error {
 			if code := readyz(op.ReadyzURL()); code == http.StatusOK {
 				return fmt.Errorf("/readyz answers %d", code)
@@ -42,6 +55,7 @@ func TestControlPlaneRestarts(t *testing.T) {
 		if err := suite.Cluster.StartComponent(ctx, component); err != nil {
 			t.Fatal(err)
 		}
+		down = ""
 		// Changes made the moment the control plane is back, before the operator has
 		// necessarily noticed: they reach it only through resumed watches.
 		name := fmt.Sprintf("after-%s", component)

@@ -21,11 +21,18 @@ func TestMain(m *testing.M) {
 	clusterenv.Main(m, &suite, clusterenv.Options{Name: "faults", NoOperator: true})
 }
 
-// ensureOperator starts the suite's operator unless it runs.
+// ensureOperator starts the suite's operator unless it runs. One that a test killed and
+// left unreaped (it failed in between) counts as not running.
 func ensureOperator(t *testing.T, extraArgs ...string) {
 	t.Helper()
-	if suite.Operator != nil {
-		return
+	if op := suite.Operator; op != nil {
+		select {
+		case err := <-op.Exited():
+			t.Logf("the operator had exited (%v); starting it again", err)
+			stopOperator(t)
+		default:
+			return
+		}
 	}
 	if err := suite.StartOperator(ctx, extraArgs...); err != nil {
 		t.Fatal(err)
