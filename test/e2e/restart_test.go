@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -50,14 +51,21 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustKubectl(t, "annotate", "apps", "--all", "-n", ns, "mooring.dev/paused-")
+	// Only creations count: a modification or an error event is not a new Deployment, and a
+	// closed watch would otherwise yield zero values at once and pass for three.
 	seen := 0
 	deadline := time.After(time.Minute)
 	for seen < 3 {
 		select {
-		case <-watcher.ResultChan():
-			seen++
+		case ev, ok := <-watcher.ResultChan():
+			if !ok {
+				t.Fatalf("the watch of Deployments closed after %d were created, want 3", seen)
+			}
+			if ev.Type == watch.Added {
+				seen++
+			}
 		case <-deadline:
-			t.Fatalf("saw %d Deployments in a minute, want 3", seen)
+			t.Fatalf("saw %d Deployments created in a minute, want 3", seen)
 		}
 	}
 	if err := syscall.Kill(suite.Operator.Pid(), syscall.SIGKILL); err != nil {
