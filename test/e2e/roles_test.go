@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mooringhq/mooring/internal/testutil"
 )
 
 // installUserRoles applies the people's ClusterRoles exactly as config/default renders
@@ -242,16 +244,28 @@ func TestUserRoles(t *testing.T) {
 
 	// Logs: the API server authorizes pods/log before it asks the (simulated) kubelet,
 	// so an allowed user gets some other error, or logs, but never "forbidden".
-	pod := strings.TrimSpace(mustKubectl(t, "get", "pods", "-n", a, "-o", "jsonpath={.items[0].metadata.name}"))
-	if pod != "" {
-		for _, user := range []string{"dave", "audrey"} {
-			if _, err := as(user, "logs", "-n", a, pod); err != nil && strings.Contains(err.Error(), "forbidden") {
-				t.Errorf("%s may not read logs of %s: %v", user, pod, err)
-			}
+	// The App applied above needs a moment to have a pod: wait for one, so the checks
+	// always run.
+	var pod string
+	testutil.Eventually(t, rollout, "a pod of App web in "+a, func() error {
+		out, err := kubectl("get", "pods", "-n", a, "-l", "app.kubernetes.io/instance=web", "-o", "jsonpath={.items[*].metadata.name}")
+		if err != nil {
+			return err
 		}
-		if _, err := as("nobody", "logs", "-n", a, pod); err == nil || !strings.Contains(err.Error(), "forbidden") {
-			t.Errorf("a user without a role read logs of %s: %v", pod, err)
+		names := strings.Fields(out)
+		if len(names) == 0 {
+			return fmt.Errorf("no pod yet")
 		}
+		pod = names[0]
+		return nil
+	})
+	for _, user := range []string{"dave", "audrey"} {
+		if _, err := as(user, "logs", "-n", a, pod); err != nil && strings.Contains(err.Error(), "forbidden") {
+			t.Errorf("%s may not read logs of %s: %v", user, pod, err)
+		}
+	}
+	if _, err := as("nobody", "logs", "-n", a, pod); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("a user without a role read logs of %s: %v", pod, err)
 	}
 }
 
