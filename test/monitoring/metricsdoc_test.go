@@ -35,6 +35,9 @@ process's ` + "`process_*`" + ` metrics are served too and not listed.
 The ` + "`mooring_resource_*`" + ` and ` + "`mooring_backup_*`" + ` series are computed at scrape time from the
 informer cache and only the elected leader emits them; every replica emits
 ` + "`mooring_build_info`" + ` and ` + "`mooring_webhook_certificate_expiration_timestamp_seconds`" + `.
+The ` + "`namespace`" + ` label of the per-object series is the object's, so scrape with ` + "`honor_labels: true`" + ` (the
+ServiceMonitor in ` + "`config/prometheus`" + ` sets ` + "`honorLabels`" + `); otherwise Prometheus renames it
+` + "`exported_namespace`" + ` and the alerts cannot tell same-named objects apart.
 ` + "`mooring_child_operations_total{result!=\"skipped\"}`" + ` counts the writes to child objects.
 
 | metric | type | labels | help |
