@@ -1,6 +1,8 @@
 package install
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/mooringhq/mooring/internal/testutil/clusterenv"
@@ -10,6 +12,12 @@ import (
 var suite *clusterenv.Env
 
 func TestMain(m *testing.M) {
+	// Checked before a cluster is started, so that a host that cannot run the package
+	// fails it at once, rather than halfway through a test.
+	if _, err := findHostIP(); err != nil {
+		fmt.Fprintf(os.Stderr, "install: %v\n", err)
+		os.Exit(1)
+	}
 	clusterenv.Main(m, &suite, clusterenv.Options{
 		Name: "install",
 		Bare: true,
