@@ -97,7 +97,9 @@ type AppSpec struct {
 
 	// Bindings project DatabaseClusters and CacheInstances into the pods as files under
 	// $SERVICE_BINDING_ROOT/<name>/ (servicebinding.io workload projection). Until each is
-	// Running the App waits, with BindingsReady=False naming it.
+	// Running the first time the App waits, with BindingsReady=False naming it; a service
+	// that stops being Running later does not hold back the App's changes (BindingsReady
+	// is False, reason BindingDegraded, while it is not).
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16

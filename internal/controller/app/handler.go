@@ -77,7 +77,12 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	bindings, bindingsReady, err := h.resolveBindings(ctx, s)
+	// The live Deployment says which bindings resolved before (see resolveBindings).
+	d, err := liveChild(ctx, s.Client, app, &appsv1.Deployment{})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	bindings, bindingsReady, err := h.resolveBindings(ctx, s, d)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -85,10 +90,6 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctr
 		// Pods without their ConfigMaps and Secrets would never start: change nothing,
 		// keep what runs, and come back through the watches when the references appear.
 		s.KeepChildren()
-		d, err := liveChild(ctx, s.Client, app, &appsv1.Deployment{})
-		if err != nil {
-			return ctrl.Result{}, err
-		}
 		var hpa *autoscalingv2.HorizontalPodAutoscaler
 		if app.Spec.Autoscaling != nil {
 			if hpa, err = liveChild(ctx, s.Client, app, &autoscalingv2.HorizontalPodAutoscaler{}); err != nil {

@@ -329,6 +329,71 @@ func TestBindingsWaitProjectAndRoll(t *testing.T) {
 	}
 }
 
+// An App whose database stops being Running after its binding resolved (a replica down, a
+// rolling update) keeps applying its changes: a new image still rolls out, and
+// BindingsReady=False only says why the service may not answer.
+func TestBindingToServiceNotRunningStillAppliesChanges(t *testing.T) {
+	ns := env.Namespace(t)
+	dbKey, _ := createDatabaseAndCache(t, ns)
+	makeDatabaseRunning(t, dbKey)
+	a := createApp(t, ns, "orders-api", func(a *mooringv1.App) {
+		a.Spec.Bindings = []mooringv1.AppBinding{{Name: "db", Ref: mooringv1.AppBindingRef{Kind: mooringv1.BindingKindDatabaseCluster, Name: "orders"}, Env: true}}
+	})
+	key := client.ObjectKeyFromObject(a)
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "Deployment with the binding", func(d *appsv1.Deployment) error {
+		if vols := d.Spec.Template.Spec.Volumes; len(vols) != 1 || image(d) != "nginx:1.27" {
+			return fmt.Errorf("image %s volumes %+v, want nginx:1.27 and the binding's volume", image(d), vols)
+		}
+		return nil
+	})
+
+	// The StatefulSet controller reports the replica down (envtest runs none: play it).
+	testutil.Eventually(t, testutil.DefaultTimeout, "database StatefulSet marked unready", func() error {
+		sts := &appsv1.StatefulSet{}
+		if err := env.Client.Get(ctx, dbKey, sts); err != nil {
+			return err
+		}
+		sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: 1, UpdatedReplicas: 1}
+		return env.Client.Status().Update(ctx, sts)
+	})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "BindingsReady=False once the database is not Running", func(a *mooringv1.App) error {
+		if c := condition(a, app.ConditionBindingsReady); c == nil || c.Status != metav1.ConditionFalse {
+			return fmt.Errorf("BindingsReady %+v, want False", c)
+		}
+		return nil
+	})
+
+	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Image = "nginx:1.28" })
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "new image applied while the database is not Running", func(d *appsv1.Deployment) error {
+		if image(d) != "nginx:1.28" || len(d.Spec.Template.Spec.Volumes) != 1 {
+			return fmt.Errorf("image %s volumes %d, want nginx:1.28 with the binding kept", image(d), len(d.Spec.Template.Spec.Volumes))
+		}
+		return nil
+	})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "BindingsReady=False BindingDegraded, generation observed", func(a *mooringv1.App) error {
+		c := condition(a, app.ConditionBindingsReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != app.ReasonBindingDegraded || !strings.Contains(c.Message, "DatabaseCluster orders") {
+			return fmt.Errorf("BindingsReady %+v, want False/%s naming DatabaseCluster orders", c, app.ReasonBindingDegraded)
+		}
+		if ready := condition(a, engine.ConditionReady); ready == nil || ready.Reason == app.ReasonWaiting {
+			return fmt.Errorf("Ready %+v, want the rollout's, not %s", ready, app.ReasonWaiting)
+		}
+		if a.Status.ObservedGeneration != a.Generation {
+			return fmt.Errorf("observedGeneration %d, generation %d", a.Status.ObservedGeneration, a.Generation)
+		}
+		return nil
+	})
+
+	// Running again: BindingsReady=True.
+	makeDatabaseRunning(t, dbKey)
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "BindingsReady=True after the database recovers", func(a *mooringv1.App) error {
+		if c := condition(a, app.ConditionBindingsReady); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("BindingsReady %+v, want True", c)
+		}
+		return nil
+	})
+}
+
 // installGatewayAPI installs the HTTPRoute CRD from the gateway-api module go.mod pins and
 // waits until it is served.
 func installGatewayAPI(t *testing.T) {

@@ -7,7 +7,9 @@ const (
 	ConditionExposed = "Exposed"
 	// ConditionEnvFromReady is True when every ConfigMap and Secret of spec.envFrom exists.
 	ConditionEnvFromReady = "EnvFromReady"
-	// ConditionBindingsReady is True when every service of spec.bindings is Running.
+	// ConditionBindingsReady is True when every service of spec.bindings is Running. False
+	// holds the App back only until each binding first resolved (reason BindingNotFound or
+	// BindingNotRunning); after that it informs (BindingDegraded) and the App still rolls out.
 	ConditionBindingsReady = "BindingsReady"
 )
 
@@ -21,6 +23,7 @@ const (
 	ReasonBindingsReady          = "AllRunning"
 	ReasonBindingNotFound        = "BindingNotFound"
 	ReasonBindingNotRunning      = "BindingNotRunning"
+	ReasonBindingDegraded        = "BindingDegraded"
 	ReasonWaiting                = "WaitingForReferences"
 )
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -87,20 +88,24 @@ func (h Handler) checkEnvFrom(ctx context.Context, s *engine.Scope[*mooringv1.Ap
 	return true, nil
 }
 
-// resolveBindings looks up the provisioned service of every binding. It returns the
-// resolved bindings and true when all are Running and published their binding, and sets
-// BindingsReady; names only, never a secret value, reach status and events.
-func (h Handler) resolveBindings(ctx context.Context, s *engine.Scope[*mooringv1.App]) ([]ResolvedBinding, bool, error) {
+// resolveBindings looks up the provisioned service of every binding and sets
+// BindingsReady; names only, never a secret value, reach status and events. It returns
+// the resolved bindings and false while one must still be waited for: its service or the
+// binding's ConfigMap or Secret does not exist, or (the first time only, live being the
+// App's Deployment, nil when none) the service is not Running yet. A service that stops
+// being Running later only makes BindingsReady False: its ConfigMap and Secret still
+// exist, and holding the App back would stop its image changes and rollbacks too.
+func (h Handler) resolveBindings(ctx context.Context, s *engine.Scope[*mooringv1.App], live *appsv1.Deployment) ([]ResolvedBinding, bool, error) {
 	app := s.Object
 	if len(app.Spec.Bindings) == 0 {
 		meta.RemoveStatusCondition(app.StatusConditions(), ConditionBindingsReady)
 		return nil, true, nil
 	}
 	var out []ResolvedBinding
-	var waiting []string
+	var waiting, degraded []string
 	reason := ReasonBindingNotRunning
 	for _, b := range app.Spec.Bindings {
-		rb, wait, err := resolveBinding(ctx, s.Client, app.Namespace, b)
+		rb, wait, notRunning, err := resolveBinding(ctx, s.Client, app.Namespace, b, live)
 		if err != nil {
 			return nil, false, err
 		}
@@ -111,17 +116,29 @@ func (h Handler) resolveBindings(ctx context.Context, s *engine.Scope[*mooringv1
 			}
 			continue
 		}
+		if notRunning != "" {
+			degraded = append(degraded, fmt.Sprintf("binding %s: %s", b.Name, notRunning))
+		}
 		out = append(out, rb)
 	}
+	var msg string
+	switch {
+	case len(waiting) > 0:
+		msg = "Waiting for " + strings.Join(waiting, "; ") + "."
+	case len(degraded) > 0:
+		reason = ReasonBindingDegraded
+		msg = "Not Running: " + strings.Join(degraded, "; ") + ". The pods keep the binding and changes to the App are still applied."
+	default:
+		engine.SetCondition(app, ConditionBindingsReady, metav1.ConditionTrue, ReasonBindingsReady, "Every service in spec.bindings is Running.")
+		return out, true, nil
+	}
+	if !engine.HasCondition(app, ConditionBindingsReady, metav1.ConditionFalse, reason) {
+		s.Event(corev1.EventTypeWarning, reason, "Reconcile", msg)
+	}
+	engine.SetCondition(app, ConditionBindingsReady, metav1.ConditionFalse, reason, msg)
 	if len(waiting) > 0 {
-		msg := "Waiting for " + strings.Join(waiting, "; ") + "."
-		if !engine.HasCondition(app, ConditionBindingsReady, metav1.ConditionFalse, reason) {
-			s.Event(corev1.EventTypeWarning, reason, "Reconcile", msg)
-		}
-		engine.SetCondition(app, ConditionBindingsReady, metav1.ConditionFalse, reason, msg)
 		return nil, false, nil
 	}
-	engine.SetCondition(app, ConditionBindingsReady, metav1.ConditionTrue, ReasonBindingsReady, "Every service in spec.bindings is Running.")
 	return out, true, nil
 }
 
@@ -147,29 +164,42 @@ func provisioned(ctx context.Context, c client.Reader, key client.ObjectKey, kin
 	return "", nil, fmt.Errorf("unknown kind %q", kind)
 }
 
-// resolveBinding returns the binding resolved, or why it must wait.
-func resolveBinding(ctx context.Context, c client.Reader, ns string, b mooringv1.AppBinding) (ResolvedBinding, string, error) {
+// resolveBinding returns the binding resolved, or why it must wait (wait). A binding the
+// live Deployment already projects resolves while its service is not Running too; why it
+// is not is in notRunning then.
+func resolveBinding(ctx context.Context, c client.Reader, ns string, b mooringv1.AppBinding, live *appsv1.Deployment) (rb ResolvedBinding, wait, notRunning string, err error) {
 	phase, status, err := provisioned(ctx, c, client.ObjectKey{Namespace: ns, Name: b.Ref.Name}, b.Ref.Kind)
 	if apierrors.IsNotFound(err) {
-		return ResolvedBinding{}, fmt.Sprintf("%s %s does not exist", b.Ref.Kind, b.Ref.Name), nil
+		return ResolvedBinding{}, fmt.Sprintf("%s %s does not exist", b.Ref.Kind, b.Ref.Name), "", nil
 	}
 	if err != nil {
-		return ResolvedBinding{}, "", fmt.Errorf("get %s %s: %w", b.Ref.Kind, b.Ref.Name, err)
+		return ResolvedBinding{}, "", "", fmt.Errorf("get %s %s: %w", b.Ref.Kind, b.Ref.Name, err)
 	}
-	if phase != "Running" || status == nil {
+	if phase != "Running" {
 		if phase == "" {
 			phase = "not yet reconciled"
 		}
-		return ResolvedBinding{}, fmt.Sprintf("%s %s is %s, not Running", b.Ref.Kind, b.Ref.Name, phase), nil
+		notRunning = fmt.Sprintf("%s %s is %s, not Running", b.Ref.Kind, b.Ref.Name, phase)
+	}
+	switch {
+	case status == nil && notRunning != "":
+		return ResolvedBinding{}, notRunning, "", nil
+	case status == nil:
+		return ResolvedBinding{}, fmt.Sprintf("%s %s has not published status.binding", b.Ref.Kind, b.Ref.Name), "", nil
+	case notRunning != "" && !projected(live, b, status.Name):
+		// The first rollout with a binding waits until its service runs: pods that start
+		// before their database accepts connections would only crash-loop into a backoff
+		// that outlasts the database's start.
+		return ResolvedBinding{}, notRunning, "", nil
 	}
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: status.Name}, cm); err != nil {
 		if apierrors.IsNotFound(err) {
-			return ResolvedBinding{}, fmt.Sprintf("ConfigMap %s of %s %s does not exist yet", status.Name, b.Ref.Kind, b.Ref.Name), nil
+			return ResolvedBinding{}, fmt.Sprintf("ConfigMap %s of %s %s does not exist yet", status.Name, b.Ref.Kind, b.Ref.Name), "", nil
 		}
-		return ResolvedBinding{}, "", fmt.Errorf("get ConfigMap %s: %w", status.Name, err)
+		return ResolvedBinding{}, "", "", fmt.Errorf("get ConfigMap %s: %w", status.Name, err)
 	}
-	rb := ResolvedBinding{AppBinding: b, ConfigMap: status.Name, Secret: status.SecretName}
+	rb = ResolvedBinding{AppBinding: b, ConfigMap: status.Name, Secret: status.SecretName}
 	for k := range cm.Data {
 		rb.Keys = append(rb.Keys, k)
 	}
@@ -180,16 +210,35 @@ func resolveBinding(ctx context.Context, c client.Reader, ns string, b mooringv1
 		secret := metadataOf("Secret")
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: rb.Secret}, secret); err != nil {
 			if apierrors.IsNotFound(err) {
-				return ResolvedBinding{}, fmt.Sprintf("Secret %s of %s %s does not exist", rb.Secret, b.Ref.Kind, b.Ref.Name), nil
+				return ResolvedBinding{}, fmt.Sprintf("Secret %s of %s %s does not exist", rb.Secret, b.Ref.Kind, b.Ref.Name), "", nil
 			}
-			return ResolvedBinding{}, "", fmt.Errorf("get Secret %s: %w", rb.Secret, err)
+			return ResolvedBinding{}, "", "", fmt.Errorf("get Secret %s: %w", rb.Secret, err)
 		}
 		// The resourceVersion changes with every write of the Secret: a rotated password
 		// rolls the pods without Mooring reading, hashing or caching the password.
 		version = append(version, secret.ResourceVersion)
 	}
 	rb.Version = strings.Join(version, "/")
-	return rb, "", nil
+	return rb, "", notRunning, nil
+}
+
+// projected reports whether the Deployment d (nil when none) projects binding b from
+// ConfigMap cm: the binding resolved before.
+func projected(d *appsv1.Deployment, b mooringv1.AppBinding, cm string) bool {
+	if d == nil {
+		return false
+	}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Name != volumeName(b) || v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.ConfigMap != nil && src.ConfigMap.Name == cm {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func dataHash(data map[string]string, sortedKeys []string) string {
