@@ -183,16 +183,22 @@ func knownNames(t *testing.T) map[string]bool {
 	t.Helper()
 	known := map[string]bool{"up": true}
 	for _, f := range families(t) {
-		name := f.GetName()
-		known[name] = true
-		switch f.GetType() {
-		case dto.MetricType_HISTOGRAM:
-			known[name+"_bucket"], known[name+"_sum"], known[name+"_count"] = true, true, true
-		case dto.MetricType_SUMMARY:
-			known[name+"_sum"], known[name+"_count"] = true, true
-		}
+		addSeriesNames(known, f)
 	}
 	return known
+}
+
+// addSeriesNames adds the names of the series of family f to known: its name, and the
+// _bucket/_sum/_count series of a histogram or summary.
+func addSeriesNames(known map[string]bool, f *dto.MetricFamily) {
+	name := f.GetName()
+	known[name] = true
+	switch f.GetType() {
+	case dto.MetricType_HISTOGRAM:
+		known[name+"_bucket"], known[name+"_sum"], known[name+"_count"] = true, true, true
+	case dto.MetricType_SUMMARY:
+		known[name+"_sum"], known[name+"_count"] = true, true
+	}
 }
 
 // unknown returns the names in used that are not in known, sorted.
