@@ -59,7 +59,7 @@ type AppSpec struct {
 
 	// EnvFrom sets environment variables from every key of ConfigMaps or Secrets in the
 	// App's namespace. Until a referenced one (not marked optional) exists the App waits,
-	// with EnvFromReady=False naming it.
+	// with EnvFromReady=False naming it. A change to one not marked optional rolls the pods.
 	// +kubebuilder:validation:XValidation:rule="self.all(e, has(e.configMapRef) != has(e.secretRef))",message="each spec.envFrom entry needs exactly one of configMapRef and secretRef"
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic

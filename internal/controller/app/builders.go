@@ -3,6 +3,7 @@ package app
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +28,11 @@ const (
 	// ConfigChecksumAnnotation on the pod template changes with spec.config, which rolls
 	// the pods: an environment variable taken from a ConfigMap is read only at start.
 	ConfigChecksumAnnotation = "mooring.dev/config-checksum"
-	portName                 = "http"
+	// EnvFromChecksumAnnotation on the pod template changes with every write of a required
+	// ConfigMap or Secret of spec.envFrom (a hash of their resourceVersions: Mooring never
+	// reads their data), which rolls the pods for the same reason.
+	EnvFromChecksumAnnotation = "mooring.dev/envfrom-checksum"
+	portName                  = "http"
 )
 
 // ConfigMapName is the name of the ConfigMap that holds an App's configuration.
@@ -101,6 +106,9 @@ func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 	}
 	if sum := r.envChecksum(); sum != "" {
 		annotations[BindingsChecksumAnnotation] = sum
+	}
+	if len(r.EnvFrom) > 0 {
+		annotations[EnvFromChecksumAnnotation] = checksum(strings.Join(r.EnvFrom, "\x00"))
 	}
 	if len(annotations) > 0 {
 		template.Annotations = annotations

@@ -33,6 +33,9 @@ type Resolved struct {
 	Bindings []ResolvedBinding
 	// GatewayAPI is true when the cluster serves Gateway API HTTPRoutes.
 	GatewayAPI bool
+	// EnvFrom lists the required sources of spec.envFrom with their resourceVersions
+	// ("ConfigMap/settings=123"); nil without any.
+	EnvFrom []string
 }
 
 // ResolvedBinding is one binding with what its provisioned service published.

@@ -73,7 +73,7 @@ func (Handler) Validate(*mooringv1.App) error { return nil }
 // Sync waits for what the App references, applies its children and derives its status.
 func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctrl.Result, error) {
 	app := s.Object
-	envReady, err := h.checkEnvFrom(ctx, s)
+	envReady, envFrom, err := h.checkEnvFrom(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -100,7 +100,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctr
 		return ctrl.Result{}, nil
 	}
 
-	r := Resolved{Bindings: bindings}
+	r := Resolved{Bindings: bindings, EnvFrom: envFrom}
 	wantsRoute := app.Spec.Expose != nil && app.Spec.Expose.Gateway != nil
 	if wantsRoute {
 		if r.GatewayAPI, err = s.Served(ctx, &gatewayv1.HTTPRoute{}); err != nil {

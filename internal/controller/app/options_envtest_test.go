@@ -200,6 +200,71 @@ func TestEnvFromWaitsForItsReferences(t *testing.T) {
 	})
 }
 
+// A change to a ConfigMap or Secret of spec.envFrom rolls the pods (variables are read only
+// at start): the pod template carries a hash of the required sources' resourceVersions.
+// An optional source is not part of it.
+func TestEnvFromChangeRollsPods(t *testing.T) {
+	ns := env.Namespace(t)
+	for _, o := range []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns}, Data: map[string]string{"LEVEL": "info"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "api-keys", Namespace: ns}, StringData: map[string]string{"TOKEN": "t1"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "extras", Namespace: ns}, Data: map[string]string{"X": "1"}},
+	} {
+		if err := env.Client.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := createApp(t, ns, "rolling", func(a *mooringv1.App) {
+		a.Spec.EnvFrom = []corev1.EnvFromSource{
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}},
+			{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "api-keys"}}},
+			{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "extras"}, Optional: ptr.To(true)}},
+		}
+	})
+	key := client.ObjectKeyFromObject(a)
+	sum := func(d *appsv1.Deployment) string { return d.Spec.Template.Annotations[app.EnvFromChecksumAnnotation] }
+	var first string
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "envFrom checksum on the pod template", func(d *appsv1.Deployment) error {
+		if first = sum(d); first == "" {
+			return fmt.Errorf("pod template annotations %v, want %s", d.Spec.Template.Annotations, app.EnvFromChecksumAnnotation)
+		}
+		return nil
+	})
+
+	testutil.Update(t, env.Client, types.NamespacedName{Namespace: ns, Name: "settings"}, &corev1.ConfigMap{}, func(cm *corev1.ConfigMap) {
+		cm.Data["LEVEL"] = "debug"
+	})
+	var second string
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "checksum changed with the ConfigMap", func(d *appsv1.Deployment) error {
+		if second = sum(d); second == first {
+			return fmt.Errorf("%s still %s", app.EnvFromChecksumAnnotation, second)
+		}
+		return nil
+	})
+	testutil.Update(t, env.Client, types.NamespacedName{Namespace: ns, Name: "api-keys"}, &corev1.Secret{}, func(s *corev1.Secret) {
+		s.Data["TOKEN"] = []byte("t2")
+	})
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "checksum changed with the Secret", func(d *appsv1.Deployment) error {
+		if got := sum(d); got == second || got == first {
+			return fmt.Errorf("%s still %s", app.EnvFromChecksumAnnotation, got)
+		}
+		return nil
+	})
+
+	// The optional source changes nothing: the converged App makes no write, even after
+	// the optional ConfigMap changed.
+	testutil.Update(t, env.Client, types.NamespacedName{Namespace: ns, Name: "extras"}, &corev1.ConfigMap{}, func(cm *corev1.ConfigMap) {
+		cm.Data["X"] = "2"
+	})
+	testutil.ExpectConvergedNoWrites(t, env.Client, app.Component, []types.NamespacedName{key}, func() *mooringv1.App { return &mooringv1.App{} },
+		func(a *mooringv1.App) error {
+			if a.Status.ObservedGeneration != a.Generation {
+				return fmt.Errorf("observedGeneration %d generation %d", a.Status.ObservedGeneration, a.Generation)
+			}
+			return nil
+		})
+}
+
 // makeDatabaseRunning plays the StatefulSet controller until the cluster is Running.
 func makeDatabaseRunning(t *testing.T, key types.NamespacedName) {
 	t.Helper()

@@ -46,12 +46,16 @@ func metadataOf(kind string) *metav1.PartialObjectMetadata {
 }
 
 // checkEnvFrom reports whether every required ConfigMap and Secret of spec.envFrom exists
-// (metadata only: Mooring never reads their data), and sets EnvFromReady.
-func (h Handler) checkEnvFrom(ctx context.Context, s *engine.Scope[*mooringv1.App]) (bool, error) {
+// (metadata only: Mooring never reads their data), and sets EnvFromReady. versions lists
+// each required source with its resourceVersion ("ConfigMap/settings=123"), in spec
+// order: the pod template carries their hash, so a changed source rolls the pods, which
+// read environment variables only at start. Optional sources are left out: they are not
+// looked up, and may come and go without the App depending on them.
+func (h Handler) checkEnvFrom(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ready bool, versions []string, err error) {
 	app := s.Object
 	if len(app.Spec.EnvFrom) == 0 {
 		meta.RemoveStatusCondition(app.StatusConditions(), ConditionEnvFromReady)
-		return true, nil
+		return true, nil, nil
 	}
 	var missing []string
 	for _, e := range app.Spec.EnvFrom {
@@ -61,19 +65,22 @@ func (h Handler) checkEnvFrom(ctx context.Context, s *engine.Scope[*mooringv1.Ap
 		case e.ConfigMapRef != nil && !ptr.Deref(e.ConfigMapRef.Optional, false):
 			kind, name, reader = "ConfigMap", e.ConfigMapRef.Name, h.References
 			if err := s.StartWatch(configMapsWatch); err != nil {
-				return false, err
+				return false, nil, err
 			}
 		case e.SecretRef != nil && !ptr.Deref(e.SecretRef.Optional, false):
 			kind, name, reader = "Secret", e.SecretRef.Name, s.Client
 		default:
 			continue
 		}
-		err := reader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, metadataOf(kind))
+		obj := metadataOf(kind)
+		err := reader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, obj)
 		switch {
 		case apierrors.IsNotFound(err):
 			missing = append(missing, kind+" "+name)
 		case err != nil:
-			return false, fmt.Errorf("get %s %s: %w", kind, name, err)
+			return false, nil, fmt.Errorf("get %s %s: %w", kind, name, err)
+		default:
+			versions = append(versions, kind+"/"+name+"="+obj.ResourceVersion)
 		}
 	}
 	if len(missing) > 0 {
@@ -82,10 +89,10 @@ func (h Handler) checkEnvFrom(ctx context.Context, s *engine.Scope[*mooringv1.Ap
 			s.Event(corev1.EventTypeWarning, ReasonEnvFromMissing, "Reconcile", msg)
 		}
 		engine.SetCondition(app, ConditionEnvFromReady, metav1.ConditionFalse, ReasonEnvFromMissing, msg)
-		return false, nil
+		return false, nil, nil
 	}
 	engine.SetCondition(app, ConditionEnvFromReady, metav1.ConditionTrue, ReasonEnvFromFound, "Every ConfigMap and Secret in spec.envFrom exists.")
-	return true, nil
+	return true, versions, nil
 }
 
 // resolveBindings looks up the provisioned service of every binding and sets
