@@ -14,11 +14,17 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 )
 
+// job selects the series Prometheus scrapes from Mooring's metrics Service (the job the
+// ServiceMonitor's targets get). controller-runtime's and client-go's metrics have the
+// same names in every operator built on them, and another operator may have controllers
+// named app or backup too; without it, its series would add to Mooring's panels.
+const job = `job="mooring-metrics-service"`
+
 // controllers matches Mooring's controllers (and their work queues) by name.
-const controllers = `controller=~"app|cache|database|backup"`
+const controllers = job + `,controller=~"app|cache|database|backup"`
 
 // queues matches Mooring's work queues.
-const queues = `name=~"app|cache|database|backup"`
+const queues = job + `,name=~"app|cache|database|backup"`
 
 // ns restricts resource series to the dashboard's namespace selection.
 const ns = `namespace=~"$namespace"`
@@ -131,12 +137,12 @@ func Operator() (dashboard.Dashboard, error) {
 		WithPanel(graph("Work time (p99)", "s", "99th percentile of how long processing one queued object takes, by controller.",
 			query(p99("workqueue_work_duration_seconds_bucket{"+queues+"}", "name"), "{{name}}"))).
 		WithPanel(graph("API responses by code", "reqps", "API responses by HTTP status code; 409 are conflicts, 429 throttling.",
-			query("sum by (code) ("+rate("rest_client_requests_total")+")", "{{code}}"))).
+			query("sum by (code) ("+rate("rest_client_requests_total{"+job+"}")+")", "{{code}}"))).
 		WithRow(dashboard.NewRowBuilder("Webhooks and leadership")).
 		WithPanel(graph("Webhook requests per second", "reqps", "Admission and conversion webhook requests by path and response code.",
-			query("sum by (webhook, code) ("+rate("controller_runtime_webhook_requests_total")+")", "{{webhook}} {{code}}"))).
+			query("sum by (webhook, code) ("+rate("controller_runtime_webhook_requests_total{"+job+"}")+")", "{{webhook}} {{code}}"))).
 		WithPanel(graph("Leader", "short", "1 for the replica holding the mooring.dev lease; exactly one should.",
-			query(`max by (instance) (leader_election_master_status{name="mooring.dev"})`, "{{instance}}"))).
+			query(`max by (instance) (leader_election_master_status{`+job+`,name="mooring.dev"})`, "{{instance}}"))).
 		WithPanel(single("Webhook certificate expires in", "s", "Time left until the soonest-expiring webhook serving certificate of any replica expires.",
 			query("min(mooring_webhook_certificate_expiration_timestamp_seconds) - time()", ""))).
 		WithPanel(grid("Builds running", "Which version and revision every replica runs.",
