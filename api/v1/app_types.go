@@ -159,7 +159,8 @@ type AppStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions are Ready, Progressing, Paused while paused, and for the fields that
-	// need them Exposed, EnvFromReady and BindingsReady.
+	// need them Exposed, EnvFromReady, BindingsReady and Autoscaling (whether the
+	// HorizontalPodAutoscaler can scale).
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -23,12 +23,42 @@ type AppValidator struct{}
 
 // ValidateCreate checks a new App.
 func (AppValidator) ValidateCreate(_ context.Context, app *mooringv1.App) (admission.Warnings, error) {
-	return nil, validateApp(app)
+	return appWarnings(app), validateApp(app)
 }
 
 // ValidateUpdate checks a changed App.
 func (AppValidator) ValidateUpdate(_ context.Context, old, app *mooringv1.App) (admission.Warnings, error) {
-	return nil, validateAppUpdate(old, app)
+	return appWarnings(app), validateAppUpdate(old, app)
+}
+
+// appWarnings are what the App may mean to do but will likely not work as written. They
+// are warnings, not rejections: the cluster can make them work (a LimitRange's default
+// request) in a way the webhook does not see.
+func appWarnings(app *mooringv1.App) admission.Warnings {
+	as := app.Spec.Autoscaling
+	if as == nil {
+		return nil
+	}
+	// A container's request defaults to its limit, so either one is enough.
+	has := func(name corev1.ResourceName) bool {
+		_, req := app.Spec.Resources.Requests[name]
+		_, lim := app.Spec.Resources.Limits[name]
+		return req || lim
+	}
+	var out admission.Warnings
+	// The HorizontalPodAutoscaler targets CPU when spec.autoscaling names a CPU target, or
+	// no target at all (the default 80%).
+	if (as.TargetCPUUtilizationPercentage != nil || as.TargetMemoryUtilizationPercentage == nil) && !has(corev1.ResourceCPU) {
+		out = append(out, "spec.resources.requests.cpu is not set: the CPU utilization target of spec.autoscaling "+
+			"(targetCPUUtilizationPercentage, 80 when no target is set) is a share of it, so unless a LimitRange in the "+
+			"namespace sets a default the HorizontalPodAutoscaler cannot scale (ScalingActive=False, the App's Autoscaling condition)")
+	}
+	if as.TargetMemoryUtilizationPercentage != nil && !has(corev1.ResourceMemory) {
+		out = append(out, "spec.resources.requests.memory is not set: spec.autoscaling.targetMemoryUtilizationPercentage "+
+			"is a share of it, so unless a LimitRange in the namespace sets a default the HorizontalPodAutoscaler cannot "+
+			"scale (ScalingActive=False, the App's Autoscaling condition)")
+	}
+	return out
 }
 
 // ValidateDelete allows every deletion.

@@ -148,6 +148,60 @@ func TestAutoscalingHandsReplicasOver(t *testing.T) {
 	})
 }
 
+// An HPA that cannot scale (its CPU utilization target needs a CPU request the pods do not
+// have) is reported on the App, which otherwise looks Running at the count it has.
+func TestAutoscalerThatCannotScaleIsReported(t *testing.T) {
+	ns := env.Namespace(t)
+	a := createApp(t, ns, "stuck", func(a *mooringv1.App) {
+		a.Spec.Replicas = nil
+		a.Spec.Autoscaling = &mooringv1.AppAutoscaling{MaxReplicas: 4}
+	})
+	key := client.ObjectKeyFromObject(a)
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Autoscaling=Unknown before the HPA reports", func(a *mooringv1.App) error {
+		if c := condition(a, app.ConditionAutoscaling); c == nil || c.Status != metav1.ConditionUnknown || c.Reason != app.ReasonAutoscalerPending {
+			return fmt.Errorf("Autoscaling %+v, want Unknown/%s", c, app.ReasonAutoscalerPending)
+		}
+		return nil
+	})
+
+	// The HPA controller reports it (envtest runs none: write its status as it would).
+	setHPAConditions := func(conds ...autoscalingv2.HorizontalPodAutoscalerCondition) {
+		t.Helper()
+		testutil.Eventually(t, testutil.DefaultTimeout, "HPA status written", func() error {
+			h := &autoscalingv2.HorizontalPodAutoscaler{}
+			if err := env.Client.Get(ctx, key, h); err != nil {
+				return err
+			}
+			now := metav1.Now()
+			for i := range conds {
+				conds[i].LastTransitionTime = now
+			}
+			h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 1, DesiredReplicas: 1, Conditions: conds}
+			return env.Client.Status().Update(ctx, h)
+		})
+	}
+	ableToScale := autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue, Reason: "SucceededGetScale",
+		Message: "the HPA controller was able to get the target's current scale"}
+	setHPAConditions(ableToScale, autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionFalse,
+		Reason: "FailedGetResourceMetric", Message: "the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container app of Pod stuck-1"})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Autoscaling=False with the HPA's reason", func(a *mooringv1.App) error {
+		c := condition(a, app.ConditionAutoscaling)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "FailedGetResourceMetric" || !strings.Contains(c.Message, "missing request for cpu") {
+			return fmt.Errorf("Autoscaling %+v, want False/FailedGetResourceMetric naming the missing cpu request", c)
+		}
+		return nil
+	})
+
+	setHPAConditions(ableToScale, autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionTrue,
+		Reason: "ValidMetricFound", Message: "the HPA was able to successfully calculate a replica count from cpu resource utilization"})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Autoscaling=True once the HPA scales", func(a *mooringv1.App) error {
+		if c := condition(a, app.ConditionAutoscaling); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("Autoscaling %+v, want True", c)
+		}
+		return nil
+	})
+}
+
 // A ConfigMap or Secret in spec.envFrom that does not exist yet holds the App back with a
 // condition and an event; it proceeds the moment they appear (index and watch, no polling).
 func TestEnvFromWaitsForItsReferences(t *testing.T) {

@@ -11,6 +11,11 @@ const (
 	// holds the App back only until each binding first resolved (reason BindingNotFound or
 	// BindingNotRunning); after that it informs (BindingDegraded) and the App still rolls out.
 	ConditionBindingsReady = "BindingsReady"
+	// ConditionAutoscaling is the HorizontalPodAutoscaler's ability to scale: False with
+	// its reason when its AbleToScale or ScalingActive condition is False (most often
+	// FailedGetResourceMetric: the pods request no CPU or memory for a utilization target),
+	// Unknown until it reports. The pods may all run meanwhile, so Ready does not say it.
+	ConditionAutoscaling = "Autoscaling"
 )
 
 // Condition and event reasons.
@@ -25,6 +30,11 @@ const (
 	ReasonBindingNotRunning      = "BindingNotRunning"
 	ReasonBindingDegraded        = "BindingDegraded"
 	ReasonWaiting                = "WaitingForReferences"
+	ReasonAutoscalerPending      = "AutoscalerPending"
+	ReasonAutoscalerActive       = "ScalingActive"
+	// ReasonAutoscalerCannotScale stands in for an HPA reason that is not a valid
+	// condition reason.
+	ReasonAutoscalerCannotScale = "AutoscalerCannotScale"
 )
 
 // HandOverFieldManager holds the Deployment's replicas between Mooring letting go of them

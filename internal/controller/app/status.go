@@ -1,9 +1,14 @@
 package app
 
 import (
+	"fmt"
+	"regexp"
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
@@ -26,6 +31,68 @@ func deriveStatus(app *mooringv1.App, d *appsv1.Deployment, hpa *autoscalingv2.H
 	app.Status.Selector = labels.SelectorFromSet(engine.SelectorLabels(Component, app.Name)).String()
 	app.Status.Phase = mooringv1.AppPhase(r.Phase)
 	r.SetConditions(app)
+	setAutoscaling(app, hpa)
+}
+
+// conditionReason is what a metav1.Condition's reason must match.
+var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// maxAutoscalingMessage bounds the HPA's message carried into the App's condition; the
+// HPA's own are short, this only keeps a pathological one from failing the status write.
+const maxAutoscalingMessage = 1024
+
+// setAutoscaling sets the Autoscaling condition from the HorizontalPodAutoscaler hpa (nil
+// when there is none yet) while spec.autoscaling is set. An HPA that cannot compute its
+// metrics (no resources.requests for a utilization target) keeps the replica count it
+// has: the App looks Running, and only this condition says it will not scale.
+func setAutoscaling(app *mooringv1.App, hpa *autoscalingv2.HorizontalPodAutoscaler) {
+	if app.Spec.Autoscaling == nil {
+		meta.RemoveStatusCondition(app.StatusConditions(), ConditionAutoscaling)
+		return
+	}
+	pending := func() {
+		engine.SetCondition(app, ConditionAutoscaling, metav1.ConditionUnknown, ReasonAutoscalerPending,
+			fmt.Sprintf("HorizontalPodAutoscaler %s has not reported whether it can scale yet.", app.Name))
+	}
+	if hpa == nil {
+		pending()
+		return
+	}
+	active := 0
+	for _, t := range []autoscalingv2.HorizontalPodAutoscalerConditionType{autoscalingv2.AbleToScale, autoscalingv2.ScalingActive} {
+		c := hpaCondition(hpa, t)
+		switch {
+		case c == nil:
+		case c.Status == corev1.ConditionFalse:
+			reason := c.Reason
+			if !conditionReason.MatchString(reason) || len(reason) > 1024 {
+				reason = ReasonAutoscalerCannotScale
+			}
+			msg := fmt.Sprintf("HorizontalPodAutoscaler %s: %s=False: %s", hpa.Name, t, c.Message)
+			if len(msg) > maxAutoscalingMessage {
+				msg = strings.ToValidUTF8(msg[:maxAutoscalingMessage], "")
+			}
+			engine.SetCondition(app, ConditionAutoscaling, metav1.ConditionFalse, reason, msg)
+			return
+		case c.Status == corev1.ConditionTrue:
+			active++
+		}
+	}
+	if active < 2 {
+		pending()
+		return
+	}
+	engine.SetCondition(app, ConditionAutoscaling, metav1.ConditionTrue, ReasonAutoscalerActive,
+		fmt.Sprintf("HorizontalPodAutoscaler %s is able to scale and computes the replica count from its metrics.", hpa.Name))
+}
+
+func hpaCondition(hpa *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.HorizontalPodAutoscalerConditionType) *autoscalingv2.HorizontalPodAutoscalerCondition {
+	for i := range hpa.Status.Conditions {
+		if hpa.Status.Conditions[i].Type == t {
+			return &hpa.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // desiredReplicas is status.desiredReplicas, the number of pods the App wants now. Without
@@ -65,6 +132,7 @@ func deriveWaitingStatus(app *mooringv1.App, d *appsv1.Deployment, hpa *autoscal
 		app.Status.Phase = mooringv1.AppPending
 		app.Status.DesiredReplicas = desiredReplicas(app, nil, hpa)
 		app.Status.Selector = labels.SelectorFromSet(engine.SelectorLabels(Component, app.Name)).String()
+		setAutoscaling(app, hpa)
 	}
 	engine.SetCondition(app, engine.ConditionReady, metav1.ConditionFalse, ReasonWaiting,
 		"Waiting for referenced objects; the EnvFromReady and BindingsReady conditions say which.")

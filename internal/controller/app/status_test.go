@@ -1,10 +1,12 @@
 package app
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -151,5 +153,65 @@ func TestAutoscaledAppIsNotRunningBelowItsMinimum(t *testing.T) {
 	deriveStatus(app, d, nil, nil)
 	if app.Status.Phase != mooringv1.AppRunning {
 		t.Fatalf("phase %s with 2 of 2 available, want Running", app.Status.Phase)
+	}
+}
+
+// The Autoscaling condition carries what the HorizontalPodAutoscaler says of its ability
+// to scale: an HPA without the CPU request its utilization target needs keeps its count
+// while the pods run, and only this condition says so.
+func TestAutoscalingCondition(t *testing.T) {
+	hpa := func(conds ...autoscalingv2.HorizontalPodAutoscalerCondition) *autoscalingv2.HorizontalPodAutoscaler {
+		return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Status: autoscalingv2.HorizontalPodAutoscalerStatus{Conditions: conds}}
+	}
+	cond := func(t autoscalingv2.HorizontalPodAutoscalerConditionType, s corev1.ConditionStatus, reason, msg string) autoscalingv2.HorizontalPodAutoscalerCondition {
+		return autoscalingv2.HorizontalPodAutoscalerCondition{Type: t, Status: s, Reason: reason, Message: msg}
+	}
+	ableToScale := cond(autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededGetScale", "the HPA controller was able to get the target's current scale")
+	noRequest := cond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "FailedGetResourceMetric",
+		"the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container app of Pod web-1")
+	tests := map[string]struct {
+		hpa             *autoscalingv2.HorizontalPodAutoscaler
+		status          metav1.ConditionStatus
+		reason, message string
+	}{
+		"no HPA yet":           {hpa: nil, status: metav1.ConditionUnknown, reason: ReasonAutoscalerPending},
+		"HPA not reported yet": {hpa: hpa(), status: metav1.ConditionUnknown, reason: ReasonAutoscalerPending},
+		"no CPU request": {hpa: hpa(ableToScale, noRequest), status: metav1.ConditionFalse, reason: "FailedGetResourceMetric",
+			message: "ScalingActive=False: the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu"},
+		"cannot get the scale": {hpa: hpa(cond(autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale", "deployments.apps \"web\" not found")),
+			status: metav1.ConditionFalse, reason: "FailedGetScale", message: "AbleToScale=False"},
+		"reason not a condition reason": {hpa: hpa(ableToScale, cond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "not valid!", "x")),
+			status: metav1.ConditionFalse, reason: ReasonAutoscalerCannotScale},
+		"scaling": {hpa: hpa(ableToScale, cond(autoscalingv2.ScalingActive, corev1.ConditionTrue, "ValidMetricFound", "ok")),
+			status: metav1.ConditionTrue, reason: ReasonAutoscalerActive},
+	}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Generation: 1},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := newApp(func(a *mooringv1.App) {
+				a.Spec.Replicas = nil
+				a.Spec.Autoscaling = &mooringv1.AppAutoscaling{MaxReplicas: 5}
+			})
+			deriveStatus(app, d, tt.hpa, nil)
+			c := meta.FindStatusCondition(app.Status.Conditions, ConditionAutoscaling)
+			if c == nil || c.Status != tt.status || c.Reason != tt.reason || !strings.Contains(c.Message, tt.message) {
+				t.Fatalf("Autoscaling %+v, want %s/%s with a message containing %q", c, tt.status, tt.reason, tt.message)
+			}
+			if app.Status.Phase != mooringv1.AppRunning {
+				t.Errorf("phase %s, want Running: the pods run whatever the autoscaler says", app.Status.Phase)
+			}
+		})
+	}
+	// Without spec.autoscaling the condition goes.
+	app := newApp(nil)
+	app.Status.Conditions = []metav1.Condition{{Type: ConditionAutoscaling, Status: metav1.ConditionFalse, Reason: "FailedGetResourceMetric"}}
+	deriveStatus(app, d, nil, nil)
+	if c := meta.FindStatusCondition(app.Status.Conditions, ConditionAutoscaling); c != nil {
+		t.Errorf("Autoscaling %+v without spec.autoscaling, want none", c)
 	}
 }
