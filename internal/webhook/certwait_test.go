@@ -26,8 +26,21 @@ func TestAwaitCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir}
-	if err := webhook.NewServer(opts).Start(context.Background()); err == nil {
-		t.Fatal("controller-runtime's server started without a certificate; the wrapper would be pointless")
+	// It fails at once when it fails; a server that starts would serve until its context
+	// ends, so one still running at the deadline is the failure (not a hung test).
+	bare, stopBare := context.WithCancel(context.Background())
+	bareDone := make(chan error, 1)
+	go func() { bareDone <- webhook.NewServer(opts).Start(bare) }()
+	select {
+	case err := <-bareDone:
+		stopBare()
+		if err == nil {
+			t.Fatal("controller-runtime's server returned no error without a certificate; the wrapper would be pointless")
+		}
+	case <-time.After(10 * time.Second):
+		stopBare()
+		<-bareDone
+		t.Fatal("controller-runtime's server was still running 10s after Start without a certificate, want an error at once; the wrapper would be pointless")
 	}
 
 	srv := mooringwebhook.AwaitCertificate(webhook.NewServer(opts))
