@@ -199,8 +199,13 @@ func TestSecureMetricsEndpoint(t *testing.T) {
 		}
 	}
 
-	// Answers are reused: repeated scrapes by the same caller send no review.
+	// Answers are reused: repeated scrapes by the same caller send no review. The scrapes
+	// above with tokens were reviewed through the counting client; had none been counted,
+	// the counter would not count the filter's requests and "0 more" would prove nothing.
 	before := reviews.Load()
+	if before == 0 {
+		t.Fatal("the authenticated scrapes above sent 0 review requests through the counting client, want more than 0: it does not see the filter's requests")
+	}
 	for range 3 {
 		if code, body, err := get("/metrics", "Bearer "+id.tokens["prometheus"]); err != nil || code != http.StatusOK {
 			t.Fatalf("repeated scrape: %d %v %s", code, err, body)
