@@ -36,7 +36,9 @@ type AppExpose struct {
 
 	// Gateway attaches an HTTPRoute to this Gateway instead of creating an Ingress.
 	// Needs the Gateway API CRDs in the cluster; without them the App's Exposed condition
-	// says so.
+	// says so. With them, Exposed follows what the Gateway's controller reports in the
+	// route's status: Unknown until it does, False with its reason when it does not accept
+	// the route or cannot resolve its backend, True once it accepts it.
 	// +optional
 	Gateway *AppGatewayRef `json:"gateway,omitempty"`
 }

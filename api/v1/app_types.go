@@ -150,7 +150,8 @@ type AppStatus struct {
 	Phase AppPhase `json:"phase,omitempty"`
 
 	// URL is where the App answers from outside the cluster, when spec.expose is set and
-	// the address is known (a host, or the load balancer's address).
+	// the address is known (a host, or the load balancer's address); through a Gateway,
+	// only once its controller accepted the HTTPRoute.
 	// +optional
 	URL string `json:"url,omitempty"`
 

@@ -123,7 +123,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctr
 		return ctrl.Result{}, err
 	}
 	deriveStatus(app, engine.First[*appsv1.Deployment](children), engine.First[*autoscalingv2.HorizontalPodAutoscaler](children), pods)
-	setExposed(app, engine.First[*networkingv1.Ingress](children), wantsRoute, r.GatewayAPI)
+	setExposed(app, engine.First[*networkingv1.Ingress](children), engine.First[*gatewayv1.HTTPRoute](children), wantsRoute, r.GatewayAPI)
 	if wantsRoute && !r.GatewayAPI {
 		return engine.RequeueAfter(gatewayRecheck), nil
 	}
@@ -145,7 +145,8 @@ func liveChild[C client.Object](ctx context.Context, c client.Client, app *moori
 }
 
 // setExposed sets status.url and the Exposed condition (only while spec.expose is set).
-func setExposed(app *mooringv1.App, ing *networkingv1.Ingress, wantsRoute, routeServed bool) {
+// ing and route are the live Ingress and HTTPRoute, nil when not made.
+func setExposed(app *mooringv1.App, ing *networkingv1.Ingress, route *gatewayv1.HTTPRoute, wantsRoute, routeServed bool) {
 	app.Status.URL = ""
 	switch {
 	case app.Spec.Expose == nil:
@@ -154,14 +155,81 @@ func setExposed(app *mooringv1.App, ing *networkingv1.Ingress, wantsRoute, route
 		engine.SetCondition(app, ConditionExposed, metav1.ConditionFalse, ReasonGatewayAPINotInstalled,
 			"spec.expose.gateway needs the Gateway API (HTTPRoute, gateway.networking.k8s.io/v1), which this cluster does not serve; install its CRDs and the App is exposed within a minute.")
 	case wantsRoute:
-		app.Status.URL = URL(app, nil)
-		engine.SetCondition(app, ConditionExposed, metav1.ConditionTrue, ReasonHTTPRouteApplied,
-			fmt.Sprintf("HTTPRoute %s attaches the App to Gateway %s.", app.Name, app.Spec.Expose.Gateway.Name))
+		setRouteExposed(app, route)
 	default:
 		app.Status.URL = URL(app, ing)
 		engine.SetCondition(app, ConditionExposed, metav1.ConditionTrue, ReasonIngressApplied,
 			fmt.Sprintf("Ingress %s routes to Service %s.", app.Name, app.Name))
 	}
+}
+
+// setRouteExposed derives Exposed from what the controller of the App's Gateway says of
+// the HTTPRoute in its status.parents: applying the route proves nothing (the Gateway may
+// not exist, or its listeners may not allow the route), so the App is exposed, and has a
+// URL, only once the route is Accepted there with its references resolved.
+func setRouteExposed(app *mooringv1.App, route *gatewayv1.HTTPRoute) {
+	gw := app.Spec.Expose.Gateway
+	gwNamespace := gw.Namespace
+	if gwNamespace == "" {
+		gwNamespace = app.Namespace
+	}
+	gateway := gwNamespace + "/" + gw.Name
+	var parent *gatewayv1.RouteParentStatus
+	if route != nil {
+		for i := range route.Status.Parents {
+			if isAppGateway(route.Status.Parents[i].ParentRef, app) {
+				parent = &route.Status.Parents[i]
+				break
+			}
+		}
+	}
+	// A condition written for an older generation of the route says nothing of this one.
+	current := func(t gatewayv1.RouteConditionType) *metav1.Condition {
+		if parent == nil {
+			return nil
+		}
+		c := meta.FindStatusCondition(parent.Conditions, string(t))
+		if c == nil || c.ObservedGeneration < route.Generation {
+			return nil
+		}
+		return c
+	}
+	accepted, resolved := current(gatewayv1.RouteConditionAccepted), current(gatewayv1.RouteConditionResolvedRefs)
+	switch {
+	case accepted != nil && accepted.Status == metav1.ConditionFalse:
+		engine.SetCondition(app, ConditionExposed, metav1.ConditionFalse, validReason(accepted.Reason, ReasonHTTPRouteNotAccepted),
+			fmt.Sprintf("Gateway %s does not accept HTTPRoute %s: %s", gateway, app.Name, accepted.Message))
+	case resolved != nil && resolved.Status == metav1.ConditionFalse:
+		engine.SetCondition(app, ConditionExposed, metav1.ConditionFalse, validReason(resolved.Reason, ReasonHTTPRouteNotAccepted),
+			fmt.Sprintf("Gateway %s cannot resolve the references of HTTPRoute %s: %s", gateway, app.Name, resolved.Message))
+	case accepted != nil && accepted.Status == metav1.ConditionTrue:
+		app.Status.URL = URL(app, nil)
+		engine.SetCondition(app, ConditionExposed, metav1.ConditionTrue, ReasonHTTPRouteAccepted,
+			fmt.Sprintf("Gateway %s accepts HTTPRoute %s, which routes to Service %s.", gateway, app.Name, app.Name))
+	default:
+		engine.SetCondition(app, ConditionExposed, metav1.ConditionUnknown, ReasonHTTPRouteApplied,
+			fmt.Sprintf("HTTPRoute %s is applied; waiting for the controller of Gateway %s to accept it.", app.Name, gateway))
+	}
+}
+
+// isAppGateway reports whether ref, a parentRef of the App's HTTPRoute as its status
+// repeats it, is the Gateway (and listener) spec.expose.gateway names. The route is in
+// the App's namespace, the default of a parentRef's.
+func isAppGateway(ref gatewayv1.ParentReference, app *mooringv1.App) bool {
+	gw := app.Spec.Expose.Gateway
+	namespace, want := app.Namespace, app.Namespace
+	if ref.Namespace != nil {
+		namespace = string(*ref.Namespace)
+	}
+	if gw.Namespace != "" {
+		want = gw.Namespace
+	}
+	section := ""
+	if ref.SectionName != nil {
+		section = string(*ref.SectionName)
+	}
+	return string(ref.Name) == gw.Name && namespace == want && section == gw.SectionName &&
+		(ref.Group == nil || *ref.Group == gatewayv1.GroupName) && (ref.Kind == nil || *ref.Kind == "Gateway")
 }
 
 // SetupWithManager registers the App controller, with the index and watches that bring

@@ -534,6 +534,26 @@ func installGatewayAPI(t *testing.T) {
 	})
 }
 
+// setRouteParentStatus plays the controller of the Gateway the App's HTTPRoute at key
+// names (envtest runs none): it reports conds for the route's parent, for its current
+// generation.
+func setRouteParentStatus(t *testing.T, key types.NamespacedName, conds ...metav1.Condition) {
+	t.Helper()
+	testutil.Eventually(t, testutil.DefaultTimeout, "HTTPRoute status written", func() error {
+		r := &gatewayv1.HTTPRoute{}
+		if err := env.Client.Get(ctx, key, r); err != nil {
+			return err
+		}
+		for i := range conds {
+			conds[i].ObservedGeneration, conds[i].LastTransitionTime = r.Generation, metav1.Now()
+		}
+		r.Status.Parents = []gatewayv1.RouteParentStatus{{
+			ParentRef: r.Spec.ParentRefs[0], ControllerName: "example.com/gateway-controller", Conditions: conds,
+		}}
+		return env.Client.Status().Update(ctx, r)
+	})
+}
+
 // Without the Gateway API the App says so in a condition and runs everything else; once
 // the CRD is installed, the HTTPRoute is made (and watched), and pruned when expose goes.
 func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
@@ -562,10 +582,44 @@ func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=True with the URL", func(a *mooringv1.App) error {
+	// Applied is not exposed: until the Gateway's controller reports on the route, the App
+	// says it waits for it, with no URL.
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=Unknown HTTPRouteApplied without a URL", func(a *mooringv1.App) error {
 		c := condition(a, app.ConditionExposed)
-		if c == nil || c.Status != metav1.ConditionTrue || a.Status.URL != "http://edge.example.com/" {
-			return fmt.Errorf("Exposed %+v url %q", c, a.Status.URL)
+		if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != app.ReasonHTTPRouteApplied || a.Status.URL != "" {
+			return fmt.Errorf("Exposed %+v url %q, want Unknown/%s and no URL", c, a.Status.URL, app.ReasonHTTPRouteApplied)
+		}
+		return nil
+	})
+	// The Gateway's listeners do not allow the route: its controller's reason and message.
+	setRouteParentStatus(t, key,
+		metav1.Condition{Type: "Accepted", Status: metav1.ConditionFalse, Reason: "NotAllowedByListeners", Message: "no listener allows routes from namespace " + ns},
+		metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", Message: "resolved"})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=False with the Gateway's reason", func(a *mooringv1.App) error {
+		c := condition(a, app.ConditionExposed)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "NotAllowedByListeners" || !strings.Contains(c.Message, "no listener allows routes") || a.Status.URL != "" {
+			return fmt.Errorf("Exposed %+v url %q, want False/NotAllowedByListeners with its message and no URL", c, a.Status.URL)
+		}
+		return nil
+	})
+	// Accepted, but the backend does not resolve: False with that reason.
+	setRouteParentStatus(t, key,
+		metav1.Condition{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", Message: "accepted"},
+		metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionFalse, Reason: "BackendNotFound", Message: "Service edge not found"})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=False BackendNotFound", func(a *mooringv1.App) error {
+		c := condition(a, app.ConditionExposed)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "BackendNotFound" || a.Status.URL != "" {
+			return fmt.Errorf("Exposed %+v url %q, want False/BackendNotFound and no URL", c, a.Status.URL)
+		}
+		return nil
+	})
+	setRouteParentStatus(t, key,
+		metav1.Condition{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", Message: "accepted"},
+		metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", Message: "resolved"})
+	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=True with the URL once accepted", func(a *mooringv1.App) error {
+		c := condition(a, app.ConditionExposed)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != app.ReasonHTTPRouteAccepted || a.Status.URL != "http://edge.example.com/" {
+			return fmt.Errorf("Exposed %+v url %q, want True/%s and the URL", c, a.Status.URL, app.ReasonHTTPRouteAccepted)
 		}
 		return nil
 	})
@@ -623,6 +677,9 @@ func TestConvergedAppWithEveryFieldMakesNoWrites(t *testing.T) {
 	})
 	routedKey := client.ObjectKeyFromObject(routed)
 	testutil.WaitFor(t, env.Client, routedKey, &gatewayv1.HTTPRoute{}, "HTTPRoute", func(*gatewayv1.HTTPRoute) error { return nil })
+	setRouteParentStatus(t, routedKey,
+		metav1.Condition{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", Message: "accepted"},
+		metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", Message: "resolved"})
 	testutil.ExpectConvergedNoWrites(t, env.Client, app.Component, []types.NamespacedName{key, routedKey}, func() *mooringv1.App { return &mooringv1.App{} },
 		func(a *mooringv1.App) error {
 			exposed := condition(a, app.ConditionExposed)

@@ -3,7 +3,9 @@ package app
 // Condition types of an App beyond the engine's Ready and Progressing; each is present
 // only while the field it reports on is set.
 const (
-	// ConditionExposed is True when the Ingress or HTTPRoute of spec.expose exists.
+	// ConditionExposed is True when the Ingress of spec.expose exists, or when the Gateway's
+	// controller accepted its HTTPRoute (Unknown until it reports, False with its reason
+	// when it refuses it).
 	ConditionExposed = "Exposed"
 	// ConditionEnvFromReady is True when every ConfigMap and Secret of spec.envFrom exists.
 	ConditionEnvFromReady = "EnvFromReady"
@@ -20,8 +22,14 @@ const (
 
 // Condition and event reasons.
 const (
-	ReasonIngressApplied         = "IngressApplied"
-	ReasonHTTPRouteApplied       = "HTTPRouteApplied"
+	ReasonIngressApplied = "IngressApplied"
+	// ReasonHTTPRouteApplied is Exposed=Unknown: the HTTPRoute is applied, the Gateway's
+	// controller has not reported on it yet.
+	ReasonHTTPRouteApplied  = "HTTPRouteApplied"
+	ReasonHTTPRouteAccepted = "HTTPRouteAccepted"
+	// ReasonHTTPRouteNotAccepted stands in for a Gateway controller's reason that is not
+	// a valid condition reason.
+	ReasonHTTPRouteNotAccepted   = "HTTPRouteNotAccepted"
 	ReasonGatewayAPINotInstalled = "GatewayAPINotInstalled"
 	ReasonEnvFromFound           = "AllFound"
 	ReasonEnvFromMissing         = "EnvFromNotFound"

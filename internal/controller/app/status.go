@@ -37,6 +37,15 @@ func deriveStatus(app *mooringv1.App, d *appsv1.Deployment, hpa *autoscalingv2.H
 // conditionReason is what a metav1.Condition's reason must match.
 var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
 
+// validReason is reason, another controller's, when it is a valid condition reason, and
+// fallback otherwise: one invalid reason would fail the whole status write.
+func validReason(reason, fallback string) string {
+	if len(reason) > 1024 || !conditionReason.MatchString(reason) {
+		return fallback
+	}
+	return reason
+}
+
 // maxAutoscalingMessage bounds the HPA's message carried into the App's condition; the
 // HPA's own are short, this only keeps a pathological one from failing the status write.
 const maxAutoscalingMessage = 1024
@@ -64,10 +73,7 @@ func setAutoscaling(app *mooringv1.App, hpa *autoscalingv2.HorizontalPodAutoscal
 		switch {
 		case c == nil:
 		case c.Status == corev1.ConditionFalse:
-			reason := c.Reason
-			if !conditionReason.MatchString(reason) || len(reason) > 1024 {
-				reason = ReasonAutoscalerCannotScale
-			}
+			reason := validReason(c.Reason, ReasonAutoscalerCannotScale)
 			msg := fmt.Sprintf("HorizontalPodAutoscaler %s: %s=False: %s", hpa.Name, t, c.Message)
 			if len(msg) > maxAutoscalingMessage {
 				msg = strings.ToValidUTF8(msg[:maxAutoscalingMessage], "")
