@@ -188,7 +188,7 @@ func DatabasesBackups() (dashboard.Dashboard, error) {
 		WithPanel(grid("Failing", "Backups whose last run failed with no success since; the value is when it failed.",
 			instant("mooring_backup_last_failure_timestamp_seconds{"+ns+"} unless on (namespace, name) "+
 				"(mooring_backup_last_success_timestamp_seconds{"+ns+"} > on (namespace, name) mooring_backup_last_failure_timestamp_seconds{"+ns+"})"))).
-		WithPanel(grid("Next run due in", "Time until each Backup's schedule next runs after its last success; negative means overdue.",
+		WithPanel(grid("Next run due in", "Time until each Backup's schedule next runs after its last success; negative while that run is under way, or once it failed or was missed (MooringBackupOverdue waits for a second run).",
 			instant("mooring_backup_next_schedule_timestamp_seconds{"+ns+"} - time()"))).
 		WithPanel(graph("Last success age over time", "s", "Age of the newest successful backup; a saw-tooth resets at every success.",
 			query("time() - mooring_backup_last_success_timestamp_seconds{"+ns+"}", "{{namespace}}/{{name}}"))).

@@ -38,7 +38,10 @@ var (
 		"When the Backup's last backup failed, in seconds since the epoch; absent if none ever failed.",
 		[]string{"namespace", "name"}, nil)
 	nextScheduleDesc = prometheus.NewDesc("mooring_backup_next_schedule_timestamp_seconds",
-		"When the Backup's schedule next runs after its last success (or creation): the time a new successful backup is due. In the past means overdue. Absent while suspended or paused.",
+		"When the Backup's schedule next runs after its last success (or creation): the run expected to produce the next successful backup. In the past while that run is under way, or once it failed or was missed. Absent while suspended or paused.",
+		[]string{"namespace", "name"}, nil)
+	deadlineDesc = prometheus.NewDesc("mooring_backup_deadline_timestamp_seconds",
+		"When the Backup is overdue unless a new backup succeeds: the second run of its schedule after its last success (or creation), so one failed, missed or still running run alone is not overdue. Absent while suspended or paused.",
 		[]string{"namespace", "name"}, nil)
 )
 
@@ -65,7 +68,7 @@ func NewResourceCollector(reader client.Reader, leading func() bool, log logr.Lo
 // Describe sends every descriptor the collector may emit.
 func (c *ResourceCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{infoDesc, conditionDesc, pausedDesc, replicasDesc, availableDesc,
-		lastSuccessDesc, lastFailureDesc, nextScheduleDesc} {
+		lastSuccessDesc, lastFailureDesc, nextScheduleDesc, deadlineDesc} {
 		ch <- d
 	}
 }
@@ -143,6 +146,7 @@ func emit(ch chan<- prometheus.Metric, r resource) {
 	if b := r.backup; b != nil {
 		for d, t := range map[*prometheus.Desc]time.Time{
 			lastSuccessDesc: b.lastSuccess, lastFailureDesc: b.lastFailure, nextScheduleDesc: b.nextSchedule,
+			deadlineDesc: b.deadline,
 		} {
 			if !t.IsZero() {
 				gauge(d, float64(t.Unix()), r.namespace, r.name)

@@ -111,6 +111,7 @@ func TestGoldenExposition(t *testing.T) {
 	// The golden file is not trusted blindly: the facts an alert depends on are checked.
 	for _, line := range []string{
 		`mooring_backup_next_schedule_timestamp_seconds{name="nightly",namespace="shop"} 1.7961804e+09`, // 2026-12-02T03:00Z, the run after the last success
+		`mooring_backup_deadline_timestamp_seconds{name="nightly",namespace="shop"} 1.7962668e+09`,      // 2026-12-03T03:00Z, the run after that
 		`mooring_resource_condition{kind="App",name="web",namespace="shop",status="False",type="Ready"} 1`,
 		`mooring_resource_paused{kind="CacheInstance",name="sessions",namespace="shop"} 1`,
 		`mooring_resource_replicas{kind="DatabaseCluster",name="orders",namespace="shop"} 2`,
@@ -173,6 +174,51 @@ func TestNextDue(t *testing.T) {
 			}
 			if got := NextDue(b); !got.Equal(tt.want) {
 				t.Errorf("NextDue = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDeadline: a Backup is overdue only once a second run of its schedule has passed
+// without a success, so a slow but healthy run is not, and a run that fails every night is.
+func TestDeadline(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	day := func(d, h, m int) time.Time { return time.Date(2026, 12, d, h, m, 0, 0, time.UTC) }
+	tests := map[string]struct {
+		mutate func(*mooringv1.Backup)
+		want   time.Time
+	}{
+		"before the first success, two runs after creation": {want: day(3, 3, 0)},
+		// The 03:00 run took 70 minutes: the next two runs are still ahead.
+		"after a run that took 70 minutes": {
+			mutate: func(b *mooringv1.Backup) { b.Status.LastSuccessfulTime = &metav1.Time{Time: day(5, 4, 10)} },
+			want:   day(7, 3, 0),
+		},
+		// Failures do not move it: the last success counts, so failing every night ends
+		// past it.
+		"failing since a success": {
+			mutate: func(b *mooringv1.Backup) {
+				b.Status.LastSuccessfulTime = &metav1.Time{Time: day(5, 3, 5)}
+				b.Status.LastFailedTime = &metav1.Time{Time: day(8, 3, 5)}
+			},
+			want: day(7, 3, 0),
+		},
+		"hourly":    {mutate: func(b *mooringv1.Backup) { b.Spec.Schedule = "@hourly" }, want: created.Add(2 * time.Hour)},
+		"suspended": {mutate: func(b *mooringv1.Backup) { b.Spec.Suspend = true }},
+		"paused": {mutate: func(b *mooringv1.Backup) {
+			b.Annotations = map[string]string{engine.PausedAnnotation: "true"}
+		}},
+		"unparseable": {mutate: func(b *mooringv1.Backup) { b.Spec.Schedule = "sometimes" }},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			b := &mooringv1.Backup{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: created},
+				Spec: mooringv1.BackupSpec{Schedule: "0 3 * * *"}}
+			if tt.mutate != nil {
+				tt.mutate(b)
+			}
+			if got := Deadline(b); !got.Equal(tt.want) {
+				t.Errorf("Deadline = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ type resource struct {
 
 // backupTimes are a Backup's timestamps; zero times are not reported.
 type backupTimes struct {
-	lastSuccess, lastFailure, nextSchedule time.Time
+	lastSuccess, lastFailure, nextSchedule, deadline time.Time
 }
 
 func newResource(kind string, obj metav1.Object, phase string, conds []metav1.Condition) resource {
@@ -101,29 +101,54 @@ func fromBackup(b *mooringv1.Backup) resource {
 		t.lastFailure = b.Status.LastFailedTime.Time
 	}
 	t.nextSchedule = NextDue(b)
+	t.deadline = Deadline(b)
 	r.backup = t
 	return r
 }
 
 // NextDue is when the Backup's own schedule next runs after its last successful backup
-// (or, before the first success, after the Backup was created): the time by which a new
-// successful backup is due. While backups succeed on schedule it is the next run, in the
-// future; once it is in the past, a scheduled run was missed or has not succeeded yet.
+// (or, before the first success, after the Backup was created): the run expected to
+// produce the next successful backup. While backups succeed on schedule it is in the
+// future; it is in the past while that run is under way (a backup that takes an hour is
+// an hour past it every night), and once the run failed or was missed.
 // It is zero when nothing is due: the schedule is suspended, the Backup is paused, or
 // the schedule does not parse (admission rejects those).
 func NextDue(b *mooringv1.Backup) time.Time {
-	if b.Spec.Suspend || b.GetAnnotations()[engine.PausedAnnotation] == "true" {
+	sched, from, ok := schedule(b)
+	if !ok {
 		return time.Time{}
+	}
+	return sched.Next(from)
+}
+
+// Deadline is when the Backup is overdue unless a new backup succeeds: the second run of
+// its schedule after its last success (or creation). A single run that fails, is missed
+// or is still running when NextDue passes is not yet overdue, whatever the reason; no
+// success in two runs is, failures included, so a Backup that fails every run escalates.
+// It is zero when NextDue is.
+func Deadline(b *mooringv1.Backup) time.Time {
+	sched, from, ok := schedule(b)
+	if !ok {
+		return time.Time{}
+	}
+	return sched.Next(sched.Next(from))
+}
+
+// schedule is the Backup's parsed schedule and the time its due runs count from: the
+// last success, or the creation before the first. ok is false when nothing is due.
+func schedule(b *mooringv1.Backup) (sched cron.Schedule, from time.Time, ok bool) {
+	if b.Spec.Suspend || b.GetAnnotations()[engine.PausedAnnotation] == "true" {
+		return nil, time.Time{}, false
 	}
 	sched, err := cron.ParseStandard(b.Spec.Schedule)
 	if err != nil {
-		return time.Time{}
+		return nil, time.Time{}, false
 	}
-	from := b.CreationTimestamp.Time
+	from = b.CreationTimestamp.Time
 	if b.Status.LastSuccessfulTime != nil && b.Status.LastSuccessfulTime.After(from) {
 		from = b.Status.LastSuccessfulTime.Time
 	}
 	// CronJobs run in the kube-controller-manager's time zone, UTC in practice, unless
 	// the schedule names one (CRON_TZ=...), which ParseStandard honours.
-	return sched.Next(from.UTC())
+	return sched, from.UTC(), true
 }
