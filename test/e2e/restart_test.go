@@ -25,7 +25,8 @@ const fleetSize = 50
 
 // The operator is killed (SIGKILL, no graceful shutdown) while 50 Apps converge; a new
 // operator finishes the job with exactly one set of children per App. Then an operator
-// restarted over the converged fleet makes no write at all.
+// restarted over the converged fleet makes no write to its objects (kube-apiserver's
+// audit log of the operator's writes, read for the fleet's namespace).
 func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	ns := namespace(t, "fleet")
 	var manifest strings.Builder
@@ -77,6 +78,10 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 		t.Fatalf("the operator finished all %d Deployments before it was killed; the test proves nothing", done)
 	}
 	t.Logf("killed the operator (SIGKILL) with %d of %d Deployments created", done, fleetSize)
+	mark, err := suite.AuditMark()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := startOperator(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -100,20 +105,39 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	})
 	t.Logf("fleet converged %s after the restart", time.Since(start).Round(100*time.Millisecond))
 	assertOneSetOfChildren(t, ns)
+	// The audit log must see the writes that finished the fleet, or its "no write" below
+	// would prove nothing.
+	converging, err := suite.OperatorWrites(mark, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := countPrefix(converging, "create deployments ")
+	if created == 0 {
+		t.Fatalf("the audit log shows no Deployment created in %s after the restart (%d writes there), want the %d missing ones", ns, len(converging), fleetSize-done)
+	}
+	t.Logf("the audit log saw %d writes to %s while the fleet converged, %d of them Deployment creations", len(converging), ns, created)
 
-	// Restart over the converged fleet: reads only.
+	// Restart over the converged fleet: reads only. The operator's writes are counted for
+	// this namespace only: it reconciles every other test's objects too, whose state is
+	// not this test's to assert.
 	if err := stopOperator(); err != nil {
+		t.Fatal(err)
+	}
+	if mark, err = suite.AuditMark(); err != nil {
 		t.Fatal(err)
 	}
 	if err := startOperator(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, time.Minute, "the restarted operator to reconcile every App", func() error {
+	// It reconciles the other tests' Apps too: only as many successes as there are Apps in
+	// the cluster make it likely that the fleet's were among them.
+	all := count(t, "", &mooringv1.AppList{})
+	testutil.Eventually(t, time.Minute, fmt.Sprintf("the restarted operator to reconcile every App (%d in the cluster)", all), func() error {
 		m, err := scrape()
 		if err != nil {
 			return err
 		}
-		if n := m[`controller_runtime_reconcile_total{controller="app",result="success"}`]; n < fleetSize {
+		if n := m[`controller_runtime_reconcile_total{controller="app",result="success"}`]; n < float64(all) {
 			return fmt.Errorf("%v successful App reconciles", n)
 		}
 		return nil
@@ -122,11 +146,26 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if writes := writesOf(m); len(writes) > 0 {
-		t.Fatalf("restart over converged Apps wrote to the API server: %v", writes)
+	writes, err := suite.OperatorWrites(mark, ns)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("restart over %d converged Apps: %v successful reconciles, 0 writes", fleetSize,
-		m[`controller_runtime_reconcile_total{controller="app",result="success"}`])
+	if len(writes) > 0 {
+		t.Fatalf("restart over converged Apps wrote %d times to objects of %s, want 0: %v", len(writes), ns, writes)
+	}
+	t.Logf("restart over %d converged Apps: %v successful reconciles, 0 writes to %s", fleetSize,
+		m[`controller_runtime_reconcile_total{controller="app",result="success"}`], ns)
+}
+
+// countPrefix counts the strings of list that begin with prefix.
+func countPrefix(list []string, prefix string) int {
+	n := 0
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			n++
+		}
+	}
+	return n
 }
 
 func count(t *testing.T, ns string, list client.ObjectList) int {
@@ -146,10 +185,3 @@ func assertOneSetOfChildren(t *testing.T, ns string) {
 
 // scrape reads the operator's Prometheus metrics as "name{labels}" → value.
 func scrape() (map[string]float64, error) { return clusterenv.Scrape(suite.Operator.MetricsAddr) }
-
-// certResources are what the operator's certificate management may touch at start
-// (it checks and, when needed, re-injects its CA): not reconciliation writes.
-var certResources = []string{"secrets", "mutatingwebhookconfigurations", "validatingwebhookconfigurations", "customresourcedefinitions"}
-
-// writesOf lists the write requests in a scrape of mooring_api_requests_total.
-func writesOf(m map[string]float64) map[string]float64 { return clusterenv.Writes(m, certResources...) }

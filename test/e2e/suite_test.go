@@ -15,7 +15,8 @@ import (
 var suite *clusterenv.Env
 
 func TestMain(m *testing.M) {
-	clusterenv.Main(m, &suite, clusterenv.Options{Name: "e2e"})
+	// The restart test counts the operator's writes to its own namespace's objects.
+	clusterenv.Main(m, &suite, clusterenv.Options{Name: "e2e", AuditOperatorWrites: true})
 }
 
 // operatorExtra are the extra flags the running operator was started with: every test

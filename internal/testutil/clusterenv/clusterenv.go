@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -44,6 +45,10 @@ type Env struct {
 	// Config and Client act as the cluster admin.
 	Config *rest.Config
 	Client client.Client
+
+	// auditLog is kube-apiserver's log of the operator's writes, "" unless
+	// Options.AuditOperatorWrites.
+	auditLog string
 }
 
 // Options tune Main.
@@ -60,6 +65,9 @@ type Options struct {
 	Bare bool
 	// APIServerArgs are extra kube-apiserver flags.
 	APIServerArgs []string
+	// AuditOperatorWrites has kube-apiserver log every write of the operator's
+	// ServiceAccount, so a test can count those to its own namespace (OperatorWrites).
+	AuditOperatorWrites bool
 }
 
 // Main is a TestMain: it starts the Env, stores it in *env, runs the tests, and stops
@@ -137,11 +145,20 @@ func Start(o Options) (*Env, error) {
 		return e, fmt.Errorf("build operator: %w", err)
 	}
 
+	apiServerArgs := o.APIServerArgs
+	if o.AuditOperatorWrites {
+		audit, err := e.auditArgs()
+		if err != nil {
+			return e, err
+		}
+		apiServerArgs = append(slices.Clip(apiServerArgs), audit...)
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if e.Cluster, err = localcluster.Start(ctx, localcluster.Options{
 		BinDir: e.BinDir, StateDir: filepath.Join(e.StateDir, "cluster"), Out: os.Stderr,
-		APIServerArgs: o.APIServerArgs,
+		APIServerArgs: apiServerArgs,
 	}); err != nil {
 		return e, err
 	}
