@@ -40,6 +40,9 @@ var (
 	nextScheduleDesc = prometheus.NewDesc("mooring_backup_next_schedule_timestamp_seconds",
 		"When the Backup's schedule next runs after its last success (or creation): the run expected to produce the next successful backup. In the past while that run is under way, or once it failed or was missed. Absent while suspended or paused.",
 		[]string{"namespace", "name"}, nil)
+	suspendedDesc = prometheus.NewDesc("mooring_backup_suspended",
+		"1 while the Backup's scheduled backups are suspended (spec.suspend), else 0.",
+		[]string{"namespace", "name"}, nil)
 	deadlineDesc = prometheus.NewDesc("mooring_backup_deadline_timestamp_seconds",
 		"When the Backup is overdue unless a new backup succeeds: the second run of its schedule after its last success (or creation), so one failed, missed or still running run alone is not overdue. Absent while suspended or paused.",
 		[]string{"namespace", "name"}, nil)
@@ -68,7 +71,7 @@ func NewResourceCollector(reader client.Reader, leading func() bool, log logr.Lo
 // Describe sends every descriptor the collector may emit.
 func (c *ResourceCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{infoDesc, conditionDesc, pausedDesc, replicasDesc, availableDesc,
-		lastSuccessDesc, lastFailureDesc, nextScheduleDesc, deadlineDesc} {
+		lastSuccessDesc, lastFailureDesc, nextScheduleDesc, deadlineDesc, suspendedDesc} {
 		ch <- d
 	}
 }
@@ -144,6 +147,7 @@ func emit(ch chan<- prometheus.Metric, r resource) {
 		gauge(availableDesc, float64(*r.available), id...)
 	}
 	if b := r.backup; b != nil {
+		gauge(suspendedDesc, boolValue(b.suspended), r.namespace, r.name)
 		for d, t := range map[*prometheus.Desc]time.Time{
 			lastSuccessDesc: b.lastSuccess, lastFailureDesc: b.lastFailure, nextScheduleDesc: b.nextSchedule,
 			deadlineDesc: b.deadline,

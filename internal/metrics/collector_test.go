@@ -64,6 +64,11 @@ func fixtures() []client.Object {
 				LastSuccessfulTime: &metav1.Time{Time: t0.Add(5 * time.Minute)},
 				LastFailedTime:     &metav1.Time{Time: t0.Add(-24 * time.Hour).Add(4 * time.Minute)}},
 		},
+		&mooringv1.Backup{
+			ObjectMeta: metav1.ObjectMeta{Name: "weekly", Namespace: "shop"},
+			Spec:       mooringv1.BackupSpec{Schedule: "0 4 * * 0", Suspend: true},
+			Status:     mooringv1.BackupStatus{Phase: mooringv1.BackupSuspended},
+		},
 	}
 }
 
@@ -116,6 +121,8 @@ func TestGoldenExposition(t *testing.T) {
 		`mooring_resource_paused{kind="CacheInstance",name="sessions",namespace="shop"} 1`,
 		`mooring_resource_replicas{kind="DatabaseCluster",name="orders",namespace="shop"} 2`,
 		`mooring_resource_replicas{kind="App",name="api",namespace="shop"} 7`, // the autoscaler's count, not spec.replicas
+		`mooring_backup_suspended{name="nightly",namespace="shop"} 0`,
+		`mooring_backup_suspended{name="weekly",namespace="shop"} 1`,
 	} {
 		if !strings.Contains(string(want), line+"\n") {
 			t.Errorf("golden exposition lacks %s", line)

@@ -30,9 +30,11 @@ type resource struct {
 	backup              *backupTimes
 }
 
-// backupTimes are a Backup's timestamps; zero times are not reported.
+// backupTimes are a Backup's timestamps (zero times are not reported) and whether its
+// schedule is suspended.
 type backupTimes struct {
 	lastSuccess, lastFailure, nextSchedule, deadline time.Time
+	suspended                                        bool
 }
 
 func newResource(kind string, obj metav1.Object, phase string, conds []metav1.Condition) resource {
@@ -93,7 +95,7 @@ func fromDatabase(d *v1beta1.DatabaseCluster) resource {
 
 func fromBackup(b *mooringv1.Backup) resource {
 	r := newResource(KindBackup, b, string(b.Status.Phase), b.Status.Conditions)
-	t := &backupTimes{}
+	t := &backupTimes{suspended: b.Spec.Suspend}
 	if b.Status.LastSuccessfulTime != nil {
 		t.lastSuccess = b.Status.LastSuccessfulTime.Time
 	}
