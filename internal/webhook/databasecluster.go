@@ -2,11 +2,13 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -17,7 +19,7 @@ import (
 )
 
 // +kubebuilder:webhook:path=/mutate-mooring-dev-v1beta1-databasecluster,mutating=true,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=databaseclusters,verbs=create;update,versions=v1beta1,name=mdatabasecluster-v1beta1.mooring.dev,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-mooring-dev-v1beta1-databasecluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=databaseclusters,verbs=create;update,versions=v1beta1,name=vdatabasecluster-v1beta1.mooring.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-mooring-dev-v1beta1-databasecluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=databaseclusters,verbs=create;update;delete,versions=v1beta1,name=vdatabasecluster-v1beta1.mooring.dev,admissionReviewVersions=v1
 
 // DatabaseClusterDefaulter fills in the defaults that depend on other fields. Requests for
 // v1alpha1 objects arrive converted to v1beta1 (matchPolicy Equivalent), so one webhook
@@ -71,9 +73,48 @@ func requestVersion(ctx context.Context) string {
 	}
 }
 
-// ValidateDelete allows every deletion; finalizers protect the data.
-func (DatabaseClusterValidator) ValidateDelete(context.Context, *v1beta1.DatabaseCluster) (admission.Warnings, error) {
-	return nil, nil
+// SkipFinalSnapshotAnnotation set to "true" lets a cluster with deletionPolicy Snapshot
+// be deleted without its final snapshot. (The DatabaseCluster controller, which imports
+// this package, acts on it.)
+const SkipFinalSnapshotAnnotation = "mooring.dev/skip-final-snapshot"
+
+// ValidateDelete refuses foreground deletion of a cluster that is to take a final
+// snapshot: the garbage collector then deletes the cluster's StatefulSet and pods at once,
+// while the final-snapshot finalizer holds the cluster, and the snapshot Job would find no
+// database to dump. The cluster would stay, its snapshot failing, until somebody skipped
+// it. Every other deletion is allowed; finalizers protect the data.
+func (DatabaseClusterValidator) ValidateDelete(ctx context.Context, db *v1beta1.DatabaseCluster) (admission.Warnings, error) {
+	if db.Spec.DeletionPolicy != v1beta1.DeletionSnapshot || db.Annotations[SkipFinalSnapshotAnnotation] == "true" {
+		return nil, nil
+	}
+	if propagation(ctx) != metav1.DeletePropagationForeground {
+		return nil, nil
+	}
+	return nil, apierrors.NewForbidden(v1beta1.GroupVersion.WithResource("databaseclusters").GroupResource(), db.Name, fmt.Errorf(
+		"deletionPolicy is Snapshot, and foreground deletion (propagationPolicy Foreground, kubectl delete --cascade=foreground) "+
+			"would delete the database's StatefulSet and pods before the final snapshot is taken: delete it with background propagation "+
+			"(kubectl's default, --cascade=background), or annotate it %s=true to delete it without a final snapshot", SkipFinalSnapshotAnnotation))
+}
+
+// propagation is the propagation policy of the DELETE request in ctx, "" when it sets
+// none (the API server's default for a custom resource is Background). The legacy
+// orphanDependents=true is Orphan.
+func propagation(ctx context.Context) metav1.DeletionPropagation {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil || len(req.Options.Raw) == 0 {
+		return ""
+	}
+	opts := &metav1.DeleteOptions{}
+	if err := json.Unmarshal(req.Options.Raw, opts); err != nil {
+		return ""
+	}
+	switch {
+	case opts.PropagationPolicy != nil:
+		return *opts.PropagationPolicy
+	case opts.OrphanDependents != nil && *opts.OrphanDependents: //nolint:staticcheck // still sent by old clients
+		return metav1.DeletePropagationOrphan
+	}
+	return ""
 }
 
 // validateDatabaseCluster checks a new cluster.

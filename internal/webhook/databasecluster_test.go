@@ -2,10 +2,15 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
@@ -64,6 +69,57 @@ func TestValidateVersionChange(t *testing.T) {
 				t.Fatalf("%s %s → %s allowed, want a rejection saying %q", tt.engine, tt.from, tt.to, tt.want)
 			case tt.want != "" && (!strings.Contains(err.Error(), tt.want) || err.Field != "spec.version"):
 				t.Fatalf("%s %s → %s: %v, want spec.version and %q", tt.engine, tt.from, tt.to, err, tt.want)
+			}
+		})
+	}
+}
+
+// deleteRequest is the context the webhook server gives ValidateDelete for a DELETE
+// with the given propagation policy ("" for none).
+func deleteRequest(t *testing.T, policy metav1.DeletionPropagation) context.Context {
+	t.Helper()
+	opts := metav1.DeleteOptions{}
+	if policy != "" {
+		opts.PropagationPolicy = &policy
+	}
+	raw, err := json.Marshal(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admission.NewContextWithRequest(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: admissionv1.Delete, Options: runtime.RawExtension{Raw: raw},
+	}})
+}
+
+// Foreground deletion would take the StatefulSet and pods before the final snapshot: it
+// is refused, with the way out, while a snapshot is to be taken; every other deletion
+// goes through.
+func TestValidateDeleteRefusesForegroundBeforeASnapshot(t *testing.T) {
+	skipped := cluster(v1beta1.PostgreSQL, "17")
+	skipped.Annotations = map[string]string{SkipFinalSnapshotAnnotation: "true"}
+	retain := cluster(v1beta1.PostgreSQL, "17")
+	retain.Spec.DeletionPolicy = v1beta1.DeletionRetain
+	for name, tt := range map[string]struct {
+		db     *v1beta1.DatabaseCluster
+		policy metav1.DeletionPropagation
+		refuse bool
+	}{
+		"snapshot, foreground":         {cluster(v1beta1.PostgreSQL, "17"), metav1.DeletePropagationForeground, true},
+		"snapshot, background":         {cluster(v1beta1.PostgreSQL, "17"), metav1.DeletePropagationBackground, false},
+		"snapshot, default":            {cluster(v1beta1.PostgreSQL, "17"), "", false},
+		"snapshot skipped, foreground": {skipped, metav1.DeletePropagationForeground, false},
+		"retain, foreground":           {retain, metav1.DeletePropagationForeground, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := (DatabaseClusterValidator{}).ValidateDelete(deleteRequest(t, tt.policy), tt.db)
+			switch {
+			case !tt.refuse && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.refuse && err == nil:
+				t.Fatal("allowed, want a refusal")
+			case tt.refuse && (!apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "background") ||
+				!strings.Contains(err.Error(), SkipFinalSnapshotAnnotation)):
+				t.Fatalf("refusal %v does not say to delete in the background or skip the snapshot", err)
 			}
 		})
 	}

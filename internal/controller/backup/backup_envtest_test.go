@@ -17,10 +17,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/backup"
+	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
@@ -336,12 +338,10 @@ func TestCleanupPolicyDelete(t *testing.T) {
 	}
 	jobKey := types.NamespacedName{Namespace: ns, Name: "nightly-cleanup"}
 	job := &batchv1.Job{}
-	testutil.WaitFor(t, env.Client, jobKey, job, "cleanup Job", func(j *batchv1.Job) error {
-		if !metav1.IsControlledBy(j, b) {
-			return fmt.Errorf("owners %v", j.OwnerReferences)
-		}
-		return nil
-	})
+	testutil.WaitFor(t, env.Client, jobKey, job, "cleanup Job", func(*batchv1.Job) error { return nil })
+	if len(job.OwnerReferences) != 0 || job.Annotations[database.FinalizingUIDAnnotation] != string(b.UID) {
+		t.Errorf("cleanup Job owners %v annotations %v, want no owner and the Backup's UID", job.OwnerReferences, job.Annotations)
+	}
 	if c := job.Spec.Template.Spec.Containers[0]; !strings.Contains(c.Command[2], "rm -f") || c.Env[0].Value != "/backup-volume/backups" {
 		t.Errorf("cleanup container %v %v", c.Command, c.Env)
 	}
@@ -371,6 +371,7 @@ func TestCleanupPolicyDelete(t *testing.T) {
 	})
 	testutil.FinishJob(t, env.Client, jobKey, true)
 	testutil.WaitGone(t, env.Client, key, &mooringv1.Backup{}, "Backup deleted after its cleanup")
+	testutil.WaitGone(t, env.Client, jobKey, &batchv1.Job{}, "the cleanup Job deleted once its outcome was read")
 	// Mooring's volume is deleted too (envtest has no controller to drop its protection
 	// finalizer, so it may stay with a deletion timestamp).
 	testutil.Eventually(t, testutil.DefaultTimeout, "PVC nightly-storage deleted", func() error {
@@ -385,6 +386,69 @@ func TestCleanupPolicyDelete(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// deleteDependents plays the garbage collector for an owner deleted with propagationPolicy
+// Foreground: it deletes the Jobs and CronJobs in ns that have an owner reference to uid.
+func deleteDependents(t *testing.T, ns string, uid types.UID) {
+	t.Helper()
+	jobs, cronJobs := &batchv1.JobList{}, &batchv1.CronJobList{}
+	for _, l := range []client.ObjectList{jobs, cronJobs} {
+		if err := env.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var dependents []client.Object
+	for i := range jobs.Items {
+		dependents = append(dependents, &jobs.Items[i])
+	}
+	for i := range cronJobs.Items {
+		dependents = append(dependents, &cronJobs.Items[i])
+	}
+	for _, o := range dependents {
+		for _, ref := range o.GetOwnerReferences() {
+			if ref.UID != uid {
+				continue
+			}
+			err := env.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			if client.IgnoreNotFound(err) != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// Under foreground deletion the garbage collector deletes every dependent of the Backup
+// while its cleanup finalizer holds it. The cleanup Job is none (no owner reference), so
+// it is not taken and started again for ever; it runs, the Backup goes, and the Job is
+// deleted after it.
+func TestCleanupUnderForegroundDeletion(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "orders")
+	b := createBackup(t, ns, "nightly", "orders", func(b *mooringv1.Backup) { b.Spec.CleanupPolicy = mooringv1.CleanupDelete })
+	key := client.ObjectKeyFromObject(b)
+	makeRunning(t, db)
+	waitReady(t, key, metav1.ConditionTrue, backup.ReasonScheduled, mooringv1.BackupScheduled)
+
+	if err := env.Client.Delete(ctx, b, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+		t.Fatal(err)
+	}
+	jobKey := types.NamespacedName{Namespace: ns, Name: "nightly-cleanup"}
+	job := &batchv1.Job{}
+	testutil.WaitFor(t, env.Client, jobKey, job, "cleanup Job", func(*batchv1.Job) error { return nil })
+	deleteDependents(t, ns, b.UID)
+	kept := &batchv1.Job{}
+	if err := env.Client.Get(ctx, jobKey, kept); err != nil || kept.UID != job.UID || kept.DeletionTimestamp != nil {
+		t.Fatalf("the garbage collector took the cleanup Job (owners %v): %v, deletionTimestamp %v", job.OwnerReferences, err, kept.DeletionTimestamp)
+	}
+	// No dependent left: the garbage collector drops its finalizer.
+	testutil.Update(t, env.Client, key, &mooringv1.Backup{}, func(b *mooringv1.Backup) {
+		controllerutil.RemoveFinalizer(b, metav1.FinalizerDeleteDependents)
+	})
+
+	testutil.FinishJob(t, env.Client, jobKey, true)
+	testutil.WaitGone(t, env.Client, key, &mooringv1.Backup{}, "Backup deleted after its cleanup")
+	testutil.WaitGone(t, env.Client, jobKey, &batchv1.Job{}, "the cleanup Job deleted once its outcome was read")
 }
 
 // A failed cleanup can be abandoned by switching to Retain: the dumps stay, the Backup goes.

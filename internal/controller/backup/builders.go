@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
 )
@@ -127,10 +128,13 @@ func ManualJob(b *mooringv1.Backup, db dump.Database, value string) *batchv1.Job
 // CleanupJobName is the Job that removes the dumps of a deleted Backup.
 func CleanupJobName(b *mooringv1.Backup) string { return dump.JobName(b.Name, "cleanup") }
 
-// CleanupJob removes the Backup's dumps under its backupPath.
+// CleanupJob removes the Backup's dumps under its backupPath. It is created while the
+// Backup is being deleted, so it has no owner reference (finalize.go says why): the
+// Backup's labels and UID tell whose it is.
 func CleanupJob(b *mooringv1.Backup) *batchv1.Job {
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: CleanupJobName(b), Labels: JobLabels(b, JobCleanup)},
-		Spec:       dump.JobSpec(dump.CleanupPodTemplate(Volume(b), b.Name, JobLabels(b, JobCleanup))),
+		ObjectMeta: metav1.ObjectMeta{Name: CleanupJobName(b), Namespace: b.Namespace, Labels: JobLabels(b, JobCleanup),
+			Annotations: map[string]string{database.FinalizingUIDAnnotation: string(b.UID)}},
+		Spec: dump.JobSpec(dump.CleanupPodTemplate(Volume(b), b.Name, JobLabels(b, JobCleanup))),
 	}
 }

@@ -3,6 +3,7 @@ package backup
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -36,7 +38,7 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 		// Changed to Retain after deletion began: the way out of a cleanup that cannot succeed.
 		s.Event(corev1.EventTypeNormal, ReasonDumpsRetained, "Finalize",
 			fmt.Sprintf("cleanupPolicy is Retain: the dumps in PVC %s are kept.", b.ClaimName()))
-		return true, ctrl.Result{}, nil
+		return release(ctx, s)
 	}
 	// No dump may start, or go on, while the dumps are removed. Jobs of the CronJob go with
 	// it (garbage collection); on-demand Jobs are the Backup's own.
@@ -72,24 +74,30 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 			}
 			s.Event(corev1.EventTypeNormal, ReasonNothingToClean, "Finalize", fmt.Sprintf(
 				"PVC %s named in spec.storage.existingClaim %s: nothing to clean up; deleting the Backup.", b.Spec.Storage.ExistingClaim, state))
-			return true, ctrl.Result{}, nil
+			return release(ctx, s)
 		}
 	}
 	if claim != nil {
 		live := &corev1.PersistentVolumeClaim{}
 		err := s.Client.Get(ctx, client.ObjectKeyFromObject(claim), live)
 		if apierrors.IsNotFound(err) || (err == nil && !isStorageOf(live, b)) {
-			return true, ctrl.Result{}, nil // Mooring never made the volume: no dump of this Backup to remove
+			return release(ctx, s) // Mooring never made the volume: no dump of this Backup to remove
 		}
 		if err != nil {
 			return false, ctrl.Result{}, fmt.Errorf("get PVC %s: %w", claim.Name, err)
 		}
 	}
 
-	job := &batchv1.Job{}
-	err = s.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: CleanupJobName(b)}, job)
-	if apierrors.IsNotFound(err) {
-		if err := s.Apply(ctx, CleanupJob(b)); err != nil {
+	if engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp) {
+		return finishCleanup(ctx, s, claim)
+	}
+	job, err := cleanupJob(ctx, s)
+	if err != nil {
+		return false, ctrl.Result{}, err
+	}
+	if job == nil {
+		created, err := h.startCleanup(ctx, s)
+		if err != nil || !created {
 			return false, ctrl.Result{}, err
 		}
 		msg := fmt.Sprintf("Removing the dumps under %s in PVC %s with Job %s (cleanupPolicy Delete); the Backup is deleted when it succeeds.",
@@ -98,22 +106,20 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleaningUp, msg)
 		return false, ctrl.Result{}, nil
 	}
-	if err != nil {
-		return false, ctrl.Result{}, fmt.Errorf("get Job %s: %w", CleanupJobName(b), err)
+	if !isCleanupJobOf(job, b) {
+		// Left by an earlier Backup of the same name (its finalizer was removed by hand):
+		// its outcome says nothing about this Backup's dumps. Its deletion brings the
+		// Backup back through the Job watch.
+		return false, ctrl.Result{}, deleteJob(ctx, s, job)
 	}
 	finished, failed := jobOutcome(job)
 	switch {
 	case finished && !failed:
-		if claim != nil {
-			// Mooring's volume goes too; the Job first removed the files, which matters
-			// when the volume's reclaim policy keeps the data after the claim is deleted.
-			if err := s.Client.Delete(ctx, claim); client.IgnoreNotFound(err) != nil {
-				return false, ctrl.Result{}, fmt.Errorf("delete PVC %s: %w", claim.Name, err)
-			}
-		}
-		s.Event(corev1.EventTypeNormal, ReasonCleanedUp, "Finalize", fmt.Sprintf(
-			"Job %s removed the dumps under %s in PVC %s; deleting the Backup.", job.Name, b.DumpPath(), b.ClaimName()))
-		return true, ctrl.Result{}, nil
+		// Recorded in status now, acted on by the next reconcile (finishCleanup).
+		msg := fmt.Sprintf("Job %s removed the dumps under %s in PVC %s; deleting the Backup.", job.Name, b.DumpPath(), b.ClaimName())
+		s.Event(corev1.EventTypeNormal, ReasonCleanedUp, "Finalize", msg)
+		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp, msg)
+		return false, engine.RequeueAfter(outcomeRecorded), nil
 	case failed:
 		msg := fmt.Sprintf("Cleanup Job %s failed; the Backup is kept with its dumps. Delete the Job to try again, "+
 			"or set spec.cleanupPolicy to Retain to keep the dumps and let the Backup go.", job.Name)
@@ -128,4 +134,104 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 	}
 	// The Job watch brings the Backup back when the Job finishes.
 	return false, ctrl.Result{}, nil
+}
+
+// The cleanup Job is created without an owner reference to the Backup. The Backup is
+// being deleted when the Job is made: under foreground deletion (kubectl delete
+// --cascade=foreground, some GitOps tools) the garbage collector deletes every dependent
+// of the Backup, a Job created with an owner reference among them, and the cleanup would
+// be started again for ever. The Job carries the Backup's labels instead, which map it
+// back to the Backup (the Job watch) and keep it in the cache, and the Backup's UID in
+// FinalizingUIDAnnotation; Finalize deletes it once its outcome has been read.
+
+// The Job is deleted only after its outcome has been written to the Backup's status (the
+// Ready condition, reason CleanedUp), by the reconcile after the one that read it. Deleted
+// at once, a finalizer patch that then failed (an optimistic-lock conflict, say) would
+// find no Job on the retry and start the cleanup again.
+
+// outcomeRecorded is how soon the reconcile after the one that recorded the cleanup's
+// outcome comes: status writes do not bring the Backup back by themselves.
+const outcomeRecorded = time.Second
+
+// finishCleanup acts on the recorded outcome of a successful cleanup: Mooring's volume
+// goes, then the Job, then the Backup. The Job removed the files first, which matters when
+// the volume's reclaim policy keeps the data after the claim is deleted.
+func finishCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Backup], claim *corev1.PersistentVolumeClaim) (bool, ctrl.Result, error) {
+	if claim != nil {
+		if err := s.Client.Delete(ctx, claim); client.IgnoreNotFound(err) != nil {
+			return false, ctrl.Result{}, fmt.Errorf("delete PVC %s: %w", claim.Name, err)
+		}
+	}
+	return release(ctx, s)
+}
+
+// cleanupJob returns the Backup's cleanup Job from the cache, nil when there is none.
+func cleanupJob(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (*batchv1.Job, error) {
+	b := s.Object
+	job := &batchv1.Job{}
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: CleanupJobName(b)}, job)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get Job %s: %w", CleanupJobName(b), err)
+	}
+	return job, nil
+}
+
+// isCleanupJobOf reports whether job was made for this Backup (not for an earlier one of
+// the same name): it carries the Backup's UID, or, made by an earlier version of Mooring,
+// the Backup's controller reference.
+func isCleanupJobOf(job *batchv1.Job, b *mooringv1.Backup) bool {
+	return job.Annotations[database.FinalizingUIDAnnotation] == string(b.UID) || metav1.IsControlledBy(job, b)
+}
+
+// startCleanup creates the cleanup Job. created is false, without an error, when a Job of
+// that name exists already but the cache has not seen it yet: its creation event brings
+// the Backup back.
+func (h Handler) startCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (created bool, err error) {
+	job := CleanupJob(s.Object)
+	err = s.Client.Create(ctx, job, client.FieldOwner(engine.FieldOwner))
+	if apierrors.IsAlreadyExists(err) {
+		// One the cache cannot see (no Mooring labels) would never bring the Backup back.
+		live := &metav1.PartialObjectMetadata{}
+		live.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+		if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		if live.Labels[engine.InstanceLabel] != s.Object.Name || live.Labels[engine.ComponentLabel] != Component {
+			return false, fmt.Errorf("job %s exists and was not created by Mooring for this Backup; delete it so the dumps can be cleaned up", job.Name)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("create Job %s: %w", job.Name, err)
+	}
+	return true, nil
+}
+
+// release lets the Backup go, and its cleanup Job with it if one was started: nothing else
+// would ever delete a Job without an owner.
+func release(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (bool, ctrl.Result, error) {
+	job, err := cleanupJob(ctx, s)
+	if err == nil && job != nil && isCleanupJobOf(job, s.Object) {
+		err = deleteJob(ctx, s, job)
+	}
+	if err != nil {
+		return false, ctrl.Result{}, err
+	}
+	return true, ctrl.Result{}, nil
+}
+
+// deleteJob deletes job, and its pods with it, unless it is already gone or replaced.
+func deleteJob(ctx context.Context, s *engine.Scope[*mooringv1.Backup], job *batchv1.Job) error {
+	if job.DeletionTimestamp != nil {
+		return nil
+	}
+	err := s.Client.Delete(ctx, job, client.Preconditions{UID: &job.UID},
+		client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete Job %s: %w", job.Name, err)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,11 +17,12 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/webhook"
 )
 
 // The final snapshot runs a Job and may create a PVC for it; it writes into the volume of a
 // Backup that targets the cluster, which it finds by listing Backups.
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=create
 // +kubebuilder:rbac:groups=mooring.dev,resources=backups,verbs=get;list;watch
 
@@ -29,8 +31,16 @@ const (
 	// snapshot Job has succeeded.
 	FinalSnapshotFinalizer = "mooring.dev/final-snapshot"
 	// SkipFinalSnapshotAnnotation set to "true" lets a cluster whose final snapshot cannot
-	// be taken be deleted without one.
-	SkipFinalSnapshotAnnotation = "mooring.dev/skip-final-snapshot"
+	// be taken be deleted without one. (The webhook, which this package imports, reads it
+	// too.)
+	SkipFinalSnapshotAnnotation = webhook.SkipFinalSnapshotAnnotation
+	// FinalizingUIDAnnotation on a Job that a finalizer creates (the final snapshot, a
+	// Backup's cleanup) holds the UID of the object being finalized. Such a Job has no
+	// owner reference to that object, which is being deleted: under foreground deletion
+	// the garbage collector would delete a dependent as soon as it is created, and
+	// Finalize would create it again for ever. The UID tells the Job from one left by an
+	// earlier object of the same name, whose outcome says nothing about this one.
+	FinalizingUIDAnnotation = "mooring.dev/finalizing-uid"
 	// ConditionFinalSnapshot reports the final snapshot while the cluster is being deleted.
 	ConditionFinalSnapshot = "FinalSnapshot"
 
@@ -54,6 +64,13 @@ const (
 	// defaultDatabase is what pg_dump dumps: the Bitnami image's default database, the
 	// one the application user is given.
 	defaultDatabase = "postgres"
+	// snapshotPoll is how often Finalize looks at the snapshot Job. The Job has no owner
+	// reference to the cluster, so the Job watch (which maps Jobs by their controller)
+	// does not bring the cluster back when it finishes or is deleted.
+	snapshotPoll = 5 * time.Second
+	// outcomeRecorded is how soon the reconcile after the one that recorded the snapshot's
+	// success comes: status writes do not bring the cluster back by themselves.
+	outcomeRecorded = time.Second
 )
 
 // DumpTarget is how a dump Job reaches the cluster: its primary Service, its credentials
@@ -95,14 +112,18 @@ func FinalSnapshotClaim(db *v1beta1.DatabaseCluster) *corev1.PersistentVolumeCla
 }
 
 // FinalSnapshotJob dumps the cluster once into vol, as final-snapshot-<name>-<timestamp>.sql.gz.
+// It carries the cluster's labels, which keep it in the cache, and its UID, but no owner
+// reference (FinalizingUIDAnnotation says why).
 func FinalSnapshotJob(db *v1beta1.DatabaseCluster, vol dump.Volume) *batchv1.Job {
 	template := dump.PodTemplate(dump.Dump{
 		Database: DumpTarget(db), Volume: vol, Prefix: SnapshotPrefix + db.Name + "-",
 		Labels: engine.Labels(snapshotComponent, db.Name),
 	})
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: FinalSnapshotJobName(db)},
-		Spec:       dump.JobSpec(template),
+		ObjectMeta: metav1.ObjectMeta{Name: FinalSnapshotJobName(db), Namespace: db.Namespace,
+			Labels:      engine.Labels(Component, db.Name),
+			Annotations: map[string]string{FinalizingUIDAnnotation: string(db.UID)}},
+		Spec: dump.JobSpec(template),
 	}
 }
 
@@ -148,12 +169,15 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.Database
 	db := s.Object
 	db.Status.Phase = v1beta1.DatabaseDeleting
 	if db.Spec.DeletionPolicy != v1beta1.DeletionSnapshot {
-		return true, ctrl.Result{}, nil // the policy was changed after deletion began
+		return release(ctx, s) // the policy was changed after deletion began
 	}
 	if db.Annotations[SkipFinalSnapshotAnnotation] == "true" {
 		s.Event(corev1.EventTypeWarning, ReasonSnapshotSkipped, "Finalize",
 			"Deleted without a final snapshot, as the "+SkipFinalSnapshotAnnotation+" annotation asks.")
-		return true, ctrl.Result{}, nil
+		return release(ctx, s)
+	}
+	if engine.HasCondition(db, ConditionFinalSnapshot, metav1.ConditionTrue, ReasonSnapshotTaken) {
+		return release(ctx, s) // the outcome recorded by an earlier reconcile
 	}
 	job := &batchv1.Job{}
 	err := s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: FinalSnapshotJobName(db)}, job)
@@ -169,17 +193,32 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.Database
 				"Deleted without a final snapshot: the primary's data volume (PVC %s) does not exist, so there is nothing to snapshot.", claim))
 			return true, ctrl.Result{}, nil
 		}
-		return false, ctrl.Result{}, startFinalSnapshot(ctx, s)
+		if err := h.startFinalSnapshot(ctx, s); err != nil {
+			return false, ctrl.Result{}, err
+		}
+		return false, engine.RequeueAfter(snapshotPoll), nil
 	}
 	if err != nil {
 		return false, ctrl.Result{}, fmt.Errorf("get Job %s: %w", FinalSnapshotJobName(db), err)
 	}
+	if !isFinalSnapshotJobOf(job, db) {
+		// Left by an earlier cluster of the same name (its finalizer was removed by hand):
+		// its outcome says nothing about this cluster's data.
+		if err := deleteJob(ctx, s, job); err != nil {
+			return false, ctrl.Result{}, err
+		}
+		return false, engine.RequeueAfter(snapshotPoll), nil
+	}
 	where := describeVolume(job)
 	switch finished, failed, msg := jobOutcome(job); {
 	case finished && !failed:
-		s.Event(corev1.EventTypeNormal, ReasonSnapshotTaken, "Finalize",
-			fmt.Sprintf("Final snapshot written by Job %s to %s; deleting the cluster.", job.Name, where))
-		return true, ctrl.Result{}, nil
+		// Recorded in status now; the next reconcile deletes the Job and lets the cluster
+		// go. Deleted at once, a finalizer patch that then failed (an optimistic-lock
+		// conflict, say) would find no Job on the retry and take the snapshot again.
+		text := fmt.Sprintf("Final snapshot written by Job %s to %s; deleting the cluster.", job.Name, where)
+		s.Event(corev1.EventTypeNormal, ReasonSnapshotTaken, "Finalize", text)
+		setDeleting(db, metav1.ConditionTrue, ReasonSnapshotTaken, text)
+		return false, engine.RequeueAfter(outcomeRecorded), nil
 	case failed:
 		text := fmt.Sprintf("Final snapshot Job %s failed (%s). The cluster is kept until a snapshot succeeds: "+
 			"fix the cause and delete the Job to try again, or annotate %s=true to delete without a snapshot.",
@@ -192,8 +231,43 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.Database
 		setDeleting(db, metav1.ConditionUnknown, ReasonSnapshotInProgress, fmt.Sprintf(
 			"Waiting for final snapshot Job %s to write to %s before the cluster is deleted.", job.Name, where))
 	}
-	// The Job watch brings the cluster back when the Job finishes.
-	return false, ctrl.Result{}, nil
+	// Polled: see snapshotPoll. A status that does not change is not written.
+	return false, engine.RequeueAfter(snapshotPoll), nil
+}
+
+// isFinalSnapshotJobOf reports whether job was made for this cluster (not for an earlier
+// one of the same name): it carries the cluster's UID, or, made by an earlier version of
+// Mooring, the cluster's controller reference.
+func isFinalSnapshotJobOf(job *batchv1.Job, db *v1beta1.DatabaseCluster) bool {
+	return job.Annotations[FinalizingUIDAnnotation] == string(db.UID) || metav1.IsControlledBy(job, db)
+}
+
+// release lets the cluster go, and its snapshot Job with it if one was started: nothing
+// else would ever delete a Job without an owner.
+func release(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, ctrl.Result, error) {
+	db := s.Object
+	job := &batchv1.Job{}
+	err := s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: FinalSnapshotJobName(db)}, job)
+	if err == nil && isFinalSnapshotJobOf(job, db) {
+		err = deleteJob(ctx, s, job)
+	}
+	if client.IgnoreNotFound(err) != nil {
+		return false, ctrl.Result{}, fmt.Errorf("delete the final snapshot Job: %w", err)
+	}
+	return true, ctrl.Result{}, nil
+}
+
+// deleteJob deletes job, and its pods with it, unless it is already gone or replaced.
+func deleteJob(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], job *batchv1.Job) error {
+	if job.DeletionTimestamp != nil {
+		return nil
+	}
+	err := s.Client.Delete(ctx, job, client.Preconditions{UID: &job.UID},
+		client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete Job %s: %w", job.Name, err)
+	}
+	return nil
 }
 
 // PrimaryClaimName is the primary's data PVC, made by the StatefulSet from its claim
@@ -223,7 +297,7 @@ func (h Handler) claimExists(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 }
 
 // startFinalSnapshot creates the snapshot's volume when needed and its Job.
-func startFinalSnapshot(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) error {
+func (h Handler) startFinalSnapshot(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) error {
 	db := s.Object
 	backups := &mooringv1.BackupList{}
 	if err := s.Client.List(ctx, backups, client.InNamespace(db.Namespace)); err != nil {
@@ -247,12 +321,33 @@ func startFinalSnapshot(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCl
 			fmt.Sprintf("Created PVC %s for the final snapshot; it is kept after the cluster is deleted.", claim.Name))
 	}
 	job := FinalSnapshotJob(db, vol)
-	if err := s.Apply(ctx, job); err != nil {
-		return err
+	if err := s.Client.Create(ctx, job, client.FieldOwner(engine.FieldOwner)); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create Job %s: %w", job.Name, err)
+		}
+		// The cache has not seen it yet (the next poll reads it), or it is not Mooring's.
+		return h.checkJobIsMooring(ctx, job)
 	}
 	text := fmt.Sprintf("Taking a final snapshot with Job %s into %s; the cluster is deleted when it succeeds.", job.Name, describeVolume(job))
 	s.Event(corev1.EventTypeNormal, engine.EventFinalizing, "Finalize", text)
 	setDeleting(db, metav1.ConditionUnknown, ReasonSnapshotInProgress, text)
+	return nil
+}
+
+// checkJobIsMooring fails when the Job of job's name that exists (past the cache) was not
+// made by Mooring for this cluster: waiting for it would be waiting for ever.
+func (h Handler) checkJobIsMooring(ctx context.Context, job *batchv1.Job) error {
+	if h.APIReader == nil {
+		return nil
+	}
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+	if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if live.Labels[engine.InstanceLabel] != job.Labels[engine.InstanceLabel] || live.Labels[engine.ComponentLabel] != Component {
+		return fmt.Errorf("job %s exists and was not created by Mooring for this cluster; delete it so the final snapshot can be taken", job.Name)
+	}
 	return nil
 }
 

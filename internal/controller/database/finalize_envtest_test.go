@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -108,12 +109,12 @@ func TestFinalSnapshotIntoBackupVolume(t *testing.T) {
 	}
 	jobKey := types.NamespacedName{Namespace: ns, Name: "orders-final-snapshot"}
 	job := &batchv1.Job{}
-	testutil.WaitFor(t, env.Client, jobKey, job, "final snapshot Job", func(j *batchv1.Job) error {
-		if !metav1.IsControlledBy(j, db) {
-			return fmt.Errorf("owners %v", j.OwnerReferences)
-		}
-		return nil
-	})
+	testutil.WaitFor(t, env.Client, jobKey, job, "final snapshot Job", func(*batchv1.Job) error { return nil })
+	// No owner reference to the cluster being deleted, which the garbage collector would
+	// follow under foreground deletion: the cluster's UID says whose Job it is.
+	if len(job.OwnerReferences) != 0 || job.Annotations[database.FinalizingUIDAnnotation] != string(db.UID) {
+		t.Errorf("snapshot Job owners %v annotations %v, want no owner and the cluster's UID", job.OwnerReferences, job.Annotations)
+	}
 	if claim := job.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName; claim != "nightly-storage" ||
 		jobEnv(job, "BACKUP_DIR") != "/backup-volume/orders" || jobEnv(job, "DUMP_PREFIX") != "final-snapshot-orders-" || jobEnv(job, "KEEP_LAST") != "0" {
 		t.Errorf("snapshot into claim %s dir %s prefix %s keep %s, want the Backup's volume and path",
@@ -128,6 +129,40 @@ func TestFinalSnapshotIntoBackupVolume(t *testing.T) {
 	})
 	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, "Finalizing", "orders")
 
+	testutil.FinishJob(t, env.Client, jobKey, true)
+	testutil.WaitGone(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the cluster deleted after its final snapshot")
+	testutil.WaitGone(t, env.Client, jobKey, &batchv1.Job{}, "the snapshot Job deleted once its outcome was read")
+}
+
+// Foreground deletion would have the garbage collector delete the StatefulSet and its pods
+// while the final-snapshot finalizer holds the cluster, leaving nothing to dump: it is
+// refused, naming the ways out, and a background deletion then takes the snapshot.
+func TestFinalSnapshotRefusesForegroundDeletion(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "ledger", v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) {
+		d.Spec.ReplicaCount = 1
+		d.Spec.DeletionPolicy = v1beta1.DeletionSnapshot
+	})
+	key := client.ObjectKeyFromObject(db)
+	waitForSnapshotFinalizer(t, key)
+	markRunning(t, db)
+	createDataClaim(t, db)
+
+	err := env.Client.Delete(ctx, db, client.PropagationPolicy(metav1.DeletePropagationForeground))
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "--cascade=background") ||
+		!strings.Contains(err.Error(), database.SkipFinalSnapshotAnnotation) {
+		t.Fatalf("foreground delete of a cluster with deletionPolicy Snapshot: %v, want Forbidden naming background deletion and the skip annotation", err)
+	}
+	got := &v1beta1.DatabaseCluster{}
+	if err := env.Client.Get(ctx, key, got); err != nil || got.DeletionTimestamp != nil {
+		t.Fatalf("after the refused delete: %v, deletionTimestamp %v", err, got.DeletionTimestamp)
+	}
+
+	if err := env.Client.Delete(ctx, db, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		t.Fatal(err)
+	}
+	jobKey := types.NamespacedName{Namespace: ns, Name: "ledger-final-snapshot"}
+	testutil.WaitFor(t, env.Client, jobKey, &batchv1.Job{}, "final snapshot Job", func(*batchv1.Job) error { return nil })
 	testutil.FinishJob(t, env.Client, jobKey, true)
 	testutil.WaitGone(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the cluster deleted after its final snapshot")
 }
