@@ -44,6 +44,8 @@ func TestDatabaseClustersRun(t *testing.T) {
 	if _, err := kubectl("get", "secret", "orders-credentials", "-n", ns); err != nil {
 		t.Errorf("generated Secret missing: %v", err)
 	}
+	// The package's leak check must look for this password (the cluster stays).
+	suite.ExpectPassword(ns, "orders-credentials")
 	out := mustKubectl(t, "get", "databaseclusters", "-n", ns)
 	if got := strings.Join(strings.Fields(strings.SplitN(out, "\n", 2)[0]), " "); got != "NAME ENGINE VERSION REPLICAS READY PHASE AGE" {
 		t.Errorf("kubectl get databaseclusters columns = %q", got)

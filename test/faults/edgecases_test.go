@@ -3,6 +3,7 @@ package faults
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,5 +23,10 @@ func TestAdmissionEdgeCasesRun(t *testing.T) {
 		suite.WaitAllField(t, 3*time.Minute, ns, kind, ".status.phase", "Running")
 	}
 	suite.WaitAllField(t, time.Minute, ns, "backups", ".status.phase", "Scheduled")
+	// Running, the databases have their generated Secrets, and they stay: the package's
+	// leak check must look for their passwords.
+	for _, secret := range strings.Fields(suite.MustRun(t, "get", "databaseclusters.v1beta1.mooring.dev", "-n", ns, "-o", "jsonpath={.items[*].spec.secretName}")) {
+		suite.ExpectPassword(ns, secret)
+	}
 	t.Logf("every edge case running %s after it was applied", time.Since(t0).Round(100*time.Millisecond))
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,6 +50,10 @@ type Env struct {
 	// auditLog is kube-apiserver's log of the operator's writes, "" unless
 	// Options.AuditOperatorWrites.
 	auditLog string
+
+	mu sync.Mutex
+	// expectedPasswords are the Secrets declared with ExpectPassword.
+	expectedPasswords []client.ObjectKey
 }
 
 // Options tune Main.
@@ -72,7 +77,8 @@ type Options struct {
 
 // Main is a TestMain: it starts the Env, stores it in *env, runs the tests, and stops
 // everything. It fails the package when the operator was denied any request by RBAC, or
-// when a password Mooring generated appears in a log, an event or a status.
+// when a password Mooring generated appears in a log, an event or a status, or was not
+// looked for although a test declared it (ExpectPassword).
 func Main(m *testing.M, env **Env, o Options) {
 	code, err := run(m, env, o)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -26,19 +27,41 @@ var mooringKinds = []schema.GroupVersionKind{
 	{Group: "mooring.dev", Version: "v1", Kind: "BackupList"},
 }
 
+// ExpectPassword declares that a test made Mooring generate a password into Secret
+// ns/name, which stays until the package ends. CheckNoSecretsLeaked then fails unless that
+// password is among those it looks for: a check that found no password (a changed label
+// or key) would otherwise pass by looking for nothing.
+func (e *Env) ExpectPassword(ns, name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.expectedPasswords = append(e.expectedPasswords, client.ObjectKey{Namespace: ns, Name: name})
+}
+
 // CheckNoSecretsLeaked fails when a password Mooring generated (the "password" key of every
 // Secret labelled managed-by=mooring) appears in any log of the Env (the operator's and
-// every control-plane component's), in any event, or in any Mooring object. It returns how
-// many passwords it looked for.
+// every control-plane component's), in any event, or in any Mooring object, and when a
+// Secret declared with ExpectPassword is not among those searched. It returns how many
+// passwords it looked for.
 func (e *Env) CheckNoSecretsLeaked(ctx context.Context) (int, error) {
 	secrets := &corev1.SecretList{}
 	if err := e.Client.List(ctx, secrets, client.MatchingLabels{engine.ManagedByLabel: engine.ManagedBy}); err != nil {
 		return 0, fmt.Errorf("list Secrets: %w", err)
 	}
 	var passwords [][]byte
+	searched := map[client.ObjectKey]bool{}
 	for _, s := range secrets.Items {
 		if p := s.Data["password"]; len(p) >= 8 {
 			passwords = append(passwords, p)
+			searched[client.ObjectKeyFromObject(&s)] = true
+		}
+	}
+	e.mu.Lock()
+	expected := slices.Clone(e.expectedPasswords)
+	e.mu.Unlock()
+	for _, k := range expected {
+		if !searched[k] {
+			return len(passwords), fmt.Errorf("the tests made Mooring generate a password into Secret %s, but the leak check found no password there among %d Secrets labelled %s=%s: it would look for nothing",
+				k, len(secrets.Items), engine.ManagedByLabel, engine.ManagedBy)
 		}
 	}
 	if len(passwords) == 0 {
