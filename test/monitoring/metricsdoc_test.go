@@ -33,7 +33,10 @@ this file drifts. The operator serves them on its metrics endpoint
 process's ` + "`process_*`" + ` metrics are served too and not listed.
 
 The ` + "`mooring_resource_*`" + ` and ` + "`mooring_backup_*`" + ` series are computed at scrape time from the
-informer cache and only the elected leader emits them; every replica emits
+informer cache and only the elected leader emits them, so their target labels (` + "`instance`" + `,
+` + "`pod`" + `) change, and they may miss a scrape, at a leader change: the alerts read them with
+` + "`max without (instance, pod, endpoint, container, service, job) (last_over_time(...[2m]))`" + `,
+and so should queries of your own that must not break there. Every replica emits
 ` + "`mooring_build_info`" + ` and ` + "`mooring_webhook_certificate_expiration_timestamp_seconds`" + `.
 The ` + "`namespace`" + ` label of the per-object series is the object's, so scrape with ` + "`honor_labels: true`" + ` (the
 ServiceMonitor in ` + "`config/prometheus`" + ` sets ` + "`honorLabels`" + `); otherwise Prometheus renames it
