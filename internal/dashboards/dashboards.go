@@ -160,7 +160,7 @@ func Fleet() (dashboard.Dashboard, error) {
 		WithPanel(single("Backups", "short", "Backups in the selected namespaces.", query(`count(mooring_resource_info{kind="Backup",`+ns+`})`, ""))).
 		WithPanel(graph("Resources by kind and phase", "short", "How many resources of each kind are in each phase.",
 			query("count by (kind, phase) (mooring_resource_info{"+ns+"})", "{{kind}} {{phase}}"))).
-		WithPanel(graph("Replicas wanted and available", "short", "Replicas the specs ask for and replicas available, by kind.",
+		WithPanel(graph("Replicas wanted and available", "short", "Replicas wanted (the spec's count; an autoscaled App's autoscaler's) and replicas available, by kind.",
 			query("sum by (kind) (mooring_resource_replicas{"+ns+"})", "{{kind}} wanted"),
 			query("sum by (kind) (mooring_resource_available_replicas{"+ns+"})", "{{kind}} available"))).
 		WithPanel(grid("Not Ready", "Resources whose Ready condition is not True (paused ones included; see Paused).",
