@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/engine"
 )
 
 func newDB(engine v1beta1.DatabaseEngine, mutate func(*v1beta1.DatabaseCluster)) *v1beta1.DatabaseCluster {
@@ -123,6 +124,8 @@ func TestDeriveStatus(t *testing.T) {
 		"some ready":         {sts: sts(1, 1, 3, 2, 3), secretReady: true, phase: v1beta1.DatabaseNotReady},
 		"all ready":          {sts: sts(1, 1, 3, 3, 3), secretReady: true, phase: v1beta1.DatabaseRunning},
 		"not observed":       {sts: sts(2, 1, 3, 3, 3), secretReady: true, phase: v1beta1.DatabaseNotReady},
+		// The pods serve without the Secret: the phase and counts are theirs.
+		"secret lost, pods ready": {sts: sts(1, 1, 3, 3, 3), secretReady: false, phase: v1beta1.DatabaseRunning},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -133,6 +136,13 @@ func TestDeriveStatus(t *testing.T) {
 			}
 			if db.Status.PrimaryEndpoint != "orders.shop.svc:5432" || db.Status.Selector == "" {
 				t.Errorf("endpoint %q selector %q", db.Status.PrimaryEndpoint, db.Status.Selector)
+			}
+			if tt.sts != nil && (db.Status.Replicas != tt.sts.Status.Replicas || db.Status.ReadyReplicas != tt.sts.Status.ReadyReplicas) {
+				t.Errorf("replicas %d ready %d, want the StatefulSet's %d and %d",
+					db.Status.Replicas, db.Status.ReadyReplicas, tt.sts.Status.Replicas, tt.sts.Status.ReadyReplicas)
+			}
+			if !tt.secretReady && !engine.HasCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonSecretNotFound) {
+				t.Errorf("Ready %+v, want False SecretNotFound", db.Status.Conditions)
 			}
 		})
 	}

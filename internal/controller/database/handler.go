@@ -2,10 +2,12 @@ package database
 
 import (
 	"context"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -65,7 +67,14 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		// Pods without their Secret would only crash-loop: create nothing yet, and keep
 		// what exists (the Secret may come back), until the Secret watch brings us back.
 		s.KeepChildren()
-		deriveStatus(db, nil, false)
+		// The pods that run keep running without the Secret: the counts (and the scale
+		// subresource, which reads them) still come from the live StatefulSet, and only
+		// SecretReady and Ready report the Secret.
+		live, err := liveStatefulSet(ctx, s)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		deriveStatus(db, live, false)
 		return ctrl.Result{}, nil
 	}
 
@@ -104,6 +113,22 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	deriveStatus(db, sts, true)
 	db.Status.Binding = bindingStatus(db)
 	return res, nil
+}
+
+// liveStatefulSet is the cluster's StatefulSet from the cache, nil when there is none
+// or it is not the cluster's.
+func liveStatefulSet(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (*appsv1.StatefulSet, error) {
+	sts := &appsv1.StatefulSet{}
+	err := s.Client.Get(ctx, client.ObjectKeyFromObject(s.Object), sts)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get StatefulSet %s: %w", s.Object.Name, err)
+	case !metav1.IsControlledBy(sts, s.Object):
+		return nil, nil
+	}
+	return sts, nil
 }
 
 // SetupWithManager registers the DatabaseCluster controller with its Secret index and

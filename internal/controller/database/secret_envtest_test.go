@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -124,5 +125,46 @@ func TestNoSecretGeneratedOverRetainedVolume(t *testing.T) {
 	assertNoSecret(t, types.NamespacedName{Namespace: ns, Name: "reborn-credentials"})
 	if err := env.Client.Get(ctx, key, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("StatefulSet without credentials: %v, want none", err)
+	}
+}
+
+// While the Secret is missing the pods that run go on running: the cluster reports the
+// Secret through SecretReady and Ready, and keeps the counts (and the scale subresource's
+// replicas, which reads them) of the live StatefulSet rather than zeroing them.
+func TestSecretLossKeepsLiveCounts(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "counted", v1beta1.PostgreSQL, nil)
+	key := client.ObjectKeyFromObject(db)
+	testutil.WaitFor(t, env.Client, key, &appsv1.StatefulSet{}, "StatefulSet", func(*appsv1.StatefulSet) error { return nil })
+	testutil.MarkStatefulSetReady(t, env.Client, key)
+	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "Running with 2 of 2 ready", func(d *v1beta1.DatabaseCluster) error {
+		if d.Status.Phase != v1beta1.DatabaseRunning || d.Status.ReadyReplicas != 2 || d.Status.Replicas != 2 {
+			return fmt.Errorf("phase %s replicas %d ready %d", d.Status.Phase, d.Status.Replicas, d.Status.ReadyReplicas)
+		}
+		return nil
+	})
+
+	if err := env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "counted-credentials"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitSecretLost(t, key, "StatefulSet counted")
+	got := &v1beta1.DatabaseCluster{}
+	if err := env.Client.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	ready := condition(got, engine.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != database.ReasonSecretNotFound {
+		t.Errorf("Ready %+v, want False SecretNotFound", ready)
+	}
+	if got.Status.Replicas != 2 || got.Status.ReadyReplicas != 2 || got.Status.Phase != v1beta1.DatabaseRunning {
+		t.Errorf("with the Secret missing: phase %s replicas %d ready %d, want the live StatefulSet's Running 2/2",
+			got.Status.Phase, got.Status.Replicas, got.Status.ReadyReplicas)
+	}
+	scale := &autoscalingv1.Scale{}
+	if err := env.Client.SubResource("scale").Get(ctx, got, scale); err != nil {
+		t.Fatal(err)
+	}
+	if scale.Status.Replicas != 2 {
+		t.Errorf("scale subresource status.replicas %d, want 2", scale.Status.Replicas)
 	}
 }

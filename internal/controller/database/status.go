@@ -26,11 +26,9 @@ func deriveStatus(db *v1beta1.DatabaseCluster, sts *appsv1.StatefulSet, secretRe
 	db.Status.ReadyReplicas, db.Status.Replicas = ready, replicas
 	complete := observed && ready == want && replicas == want && updated == want
 
+	// The phase describes the pods; a missing or incomplete Secret shows in SecretReady
+	// and Ready, not as a Pending cluster whose pods are in fact serving.
 	switch {
-	case !secretReady:
-		db.Status.Phase = v1beta1.DatabasePending
-		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonSecretNotFound,
-			"Waiting for the credentials Secret; the SecretReady condition says which.")
 	case complete:
 		db.Status.Phase = v1beta1.DatabaseRunning
 		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionTrue, ReasonAllReplicasReady,
@@ -43,6 +41,10 @@ func deriveStatus(db *v1beta1.DatabaseCluster, sts *appsv1.StatefulSet, secretRe
 		db.Status.Phase = v1beta1.DatabaseNotReady
 		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonReplicasNotReady,
 			fmt.Sprintf("%d of %d database pods ready.", ready, want))
+	}
+	if !secretReady {
+		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonSecretNotFound, fmt.Sprintf(
+			"Waiting for the credentials Secret (the SecretReady condition says which); %d of %d database pods ready.", ready, want))
 	}
 	if complete {
 		engine.SetCondition(db, engine.ConditionProgressing, metav1.ConditionFalse, ReasonRolloutComplete, "All pods run the current spec.")
