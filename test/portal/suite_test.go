@@ -73,12 +73,22 @@ func start() (*env, error) {
 		return nil, err
 	}
 	// Two replicas, as config/portal deploys: they share users, keys and lockouts
-	// through the cluster only.
+	// through the cluster only. Each is stopped when the package ends, and any started
+	// one at once if the next fails to start.
 	for i := range 2 {
 		p, err := e.Start(ctx, fmt.Sprintf("portal-%d.log", i), replicaArgs...)
 		if err != nil {
+			for _, r := range e.replicas {
+				_ = r.Stop()
+			}
 			return nil, err
 		}
+		suite.Cleanup(func() error {
+			if err := p.Stop(); err != nil {
+				return fmt.Errorf("stop portal replica %d: %w", i, err)
+			}
+			return nil
+		})
 		e.replicas = append(e.replicas, p)
 	}
 	return e, nil

@@ -9,6 +9,7 @@ package clusterenv
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,6 +55,8 @@ type Env struct {
 	mu sync.Mutex
 	// expectedPasswords are the Secrets declared with ExpectPassword.
 	expectedPasswords []client.ObjectKey
+	// cleanups are the functions registered with Cleanup, in order.
+	cleanups []func() error
 }
 
 // Options tune Main.
@@ -105,6 +108,11 @@ func run(m *testing.M, out **Env, o Options) (int, error) {
 	}
 	fmt.Fprintf(os.Stderr, "%s: cluster and operator ready in %s\n", o.Name, time.Since(start).Round(100*time.Millisecond))
 	code := m.Run()
+	// What the tests started for the whole package stops before the checks read its logs.
+	if err := e.runCleanups(); err != nil {
+		code = 1
+		fmt.Fprintf(os.Stderr, "%s: %v\n", o.Name, err)
+	}
 	if code == 0 {
 		// A rule missing from the generated ClusterRole shows up as a forbidden request in
 		// the operator's log, even when a retry hid it from the tests.
@@ -266,7 +274,30 @@ func (e *Env) CheckNotForbidden() error {
 	return nil
 }
 
+// Cleanup registers f to run once the package's tests have ended (or it is stopped
+// early), before the cluster stops, the last registered first: t.Cleanup for what a test
+// starts on behalf of the whole package, such as shared portal replicas.
+func (e *Env) Cleanup(f func() error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cleanups = append(e.cleanups, f)
+}
+
+// runCleanups runs and forgets the registered cleanups, returning their errors.
+func (e *Env) runCleanups() error {
+	e.mu.Lock()
+	fs := e.cleanups
+	e.cleanups = nil
+	e.mu.Unlock()
+	var errs []error
+	for i := len(fs) - 1; i >= 0; i-- {
+		errs = append(errs, fs[i]())
+	}
+	return errors.Join(errs...)
+}
+
 func (e *Env) stop() {
+	_ = e.runCleanups()
 	_ = e.StopOperator()
 	if e.Cluster != nil {
 		_ = e.Cluster.Stop()
