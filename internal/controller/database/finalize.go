@@ -68,9 +68,10 @@ const (
 	// reference to the cluster, so the Job watch (which maps Jobs by their controller)
 	// does not bring the cluster back when it finishes or is deleted.
 	snapshotPoll = 5 * time.Second
-	// outcomeRecorded is how soon the reconcile after the one that recorded the snapshot's
-	// success comes: status writes do not bring the cluster back by themselves.
-	outcomeRecorded = time.Second
+	// lookAgain is how soon Finalize comes back after a step it must see settled (the
+	// snapshot's success recorded in status, the volumes made safe): neither a status
+	// write nor a patch of the StatefulSet or a PVC brings the cluster back by itself.
+	lookAgain = time.Second
 )
 
 // DumpTarget is how a dump Job reaches the cluster: its primary Service, its credentials
@@ -150,26 +151,38 @@ func SnapshotVolume(db *v1beta1.DatabaseCluster, backups []mooringv1.Backup, exi
 	return vol, FinalSnapshotClaim(db)
 }
 
-// Finalizer is the final-snapshot finalizer under deletionPolicy Snapshot. Retain keeps the
-// data volumes and Delete removes them through the StatefulSet's retention policy: neither
-// needs Mooring at deletion.
+// Finalizer is the final-snapshot finalizer under deletionPolicy Snapshot and the volumes
+// finalizer otherwise: every cluster has one, so that the volumes are kept as the spec
+// says even when the StatefulSet was never told (finalize_volumes.go). It is added once,
+// when the cluster is first reconciled, and swapped only when the policy changes.
 func (Handler) Finalizer(db *v1beta1.DatabaseCluster) string {
 	if db.Spec.DeletionPolicy == v1beta1.DeletionSnapshot {
 		return FinalSnapshotFinalizer
 	}
-	return ""
+	return VolumesFinalizer
 }
 
-// Finalize takes the final snapshot: it starts the Job, and lets the cluster go only once
-// the Job has succeeded or the skip annotation says to go without one. A cluster whose
-// primary has no data volume (it never started, or the PVC was deleted) has nothing to
-// snapshot and goes at once, with a Warning event. Every wait is reported in status and
-// events.
+// Finalize first makes the live StatefulSet and PVCs keep the data volumes when the spec
+// says to keep them (finalize_volumes.go), even when the cluster is paused. Under
+// deletionPolicy Snapshot it then takes the final snapshot: it starts the Job, and lets
+// the cluster go only once the Job has succeeded or the skip annotation says to go
+// without one. A cluster whose primary has no data volume (it never started, or the PVC
+// was deleted) has nothing to snapshot and goes at once, with a Warning event. Every wait
+// is reported in status and events.
 func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, ctrl.Result, error) {
 	db := s.Object
 	db.Status.Phase = v1beta1.DatabaseDeleting
+	changed, err := h.protectVolumes(ctx, s)
+	if err != nil {
+		return false, ctrl.Result{}, err
+	}
+	if changed {
+		// Looked at again before the cluster goes: the StatefulSet controller may have
+		// given a PVC an owner under the old policy meanwhile.
+		return false, engine.RequeueAfter(lookAgain), nil
+	}
 	if db.Spec.DeletionPolicy != v1beta1.DeletionSnapshot {
-		return release(ctx, s) // the policy was changed after deletion began
+		return release(ctx, s)
 	}
 	if db.Annotations[SkipFinalSnapshotAnnotation] == "true" {
 		s.Event(corev1.EventTypeWarning, ReasonSnapshotSkipped, "Finalize",
@@ -180,7 +193,7 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.Database
 		return release(ctx, s) // the outcome recorded by an earlier reconcile
 	}
 	job := &batchv1.Job{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: FinalSnapshotJobName(db)}, job)
+	err = s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: FinalSnapshotJobName(db)}, job)
 	if apierrors.IsNotFound(err) {
 		// No primary volume, no data: the Job would wait for a database that never comes.
 		claim := PrimaryClaimName(db)
@@ -218,7 +231,7 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.Database
 		text := fmt.Sprintf("Final snapshot written by Job %s to %s; deleting the cluster.", job.Name, where)
 		s.Event(corev1.EventTypeNormal, ReasonSnapshotTaken, "Finalize", text)
 		setDeleting(db, metav1.ConditionTrue, ReasonSnapshotTaken, text)
-		return false, engine.RequeueAfter(outcomeRecorded), nil
+		return false, engine.RequeueAfter(lookAgain), nil
 	case failed:
 		text := fmt.Sprintf("Final snapshot Job %s failed (%s). The cluster is kept until a snapshot succeeds: "+
 			"fix the cause and delete the Job to try again, or annotate %s=true to delete without a snapshot.",

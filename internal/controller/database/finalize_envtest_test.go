@@ -18,6 +18,7 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/database"
+	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -225,17 +226,20 @@ func TestFinalSnapshotFailureAndSkip(t *testing.T) {
 	}
 }
 
-// Retain and Delete need nothing at deletion: no finalizer, the cluster goes at once.
-func TestNoFinalizerWithoutSnapshot(t *testing.T) {
+// Every cluster carries one finalizer for its deletionPolicy, added once: the volumes
+// finalizer under Retain and Delete, which lets the cluster go at once (no Job), and the
+// final-snapshot finalizer under Snapshot. A change of policy swaps them.
+func TestFinalizerPerDeletionPolicy(t *testing.T) {
 	ns := env.Namespace(t)
 	for _, policy := range []v1beta1.DeletionPolicy{v1beta1.DeletionRetain, v1beta1.DeletionDelete} {
 		db := createDB(t, ns, strings.ToLower(string(policy)), v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) { d.Spec.DeletionPolicy = policy })
 		key := client.ObjectKeyFromObject(db)
-		testutil.WaitFor(t, env.Client, key, &appsv1.StatefulSet{}, "StatefulSet", func(*appsv1.StatefulSet) error { return nil })
-		got := &v1beta1.DatabaseCluster{}
-		if err := env.Client.Get(ctx, key, got); err != nil || len(got.Finalizers) != 0 {
-			t.Fatalf("%s: finalizers %v (%v)", policy, got.Finalizers, err)
-		}
+		testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, string(policy)+": the volumes finalizer", func(d *v1beta1.DatabaseCluster) error {
+			if len(d.Finalizers) != 1 || d.Finalizers[0] != database.VolumesFinalizer {
+				return fmt.Errorf("finalizers %v", d.Finalizers)
+			}
+			return nil
+		})
 		if err := env.Client.Delete(ctx, db); err != nil {
 			t.Fatal(err)
 		}
@@ -244,20 +248,128 @@ func TestNoFinalizerWithoutSnapshot(t *testing.T) {
 			t.Errorf("%s: a final snapshot Job", policy)
 		}
 	}
-	// Switching to Snapshot adds the finalizer, switching back removes it.
 	db := createDB(t, ns, "switch", v1beta1.PostgreSQL, nil)
 	key := client.ObjectKeyFromObject(db)
 	for _, step := range []struct {
 		policy v1beta1.DeletionPolicy
-		want   int
-	}{{v1beta1.DeletionSnapshot, 1}, {v1beta1.DeletionRetain, 0}} {
+		want   string
+	}{{v1beta1.DeletionSnapshot, database.FinalSnapshotFinalizer}, {v1beta1.DeletionRetain, database.VolumesFinalizer}} {
 		testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) { d.Spec.DeletionPolicy = step.policy })
-		testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, fmt.Sprintf("%d finalizers under %s", step.want, step.policy), func(d *v1beta1.DatabaseCluster) error {
-			if len(d.Finalizers) != step.want {
+		testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, fmt.Sprintf("finalizer %s under %s", step.want, step.policy), func(d *v1beta1.DatabaseCluster) error {
+			if len(d.Finalizers) != 1 || d.Finalizers[0] != step.want {
 				return errors.New(strings.Join(d.Finalizers, ","))
 			}
 			return nil
 		})
+	}
+}
+
+// ownedBy reports whether refs include one to the StatefulSet sts.
+func ownedBy(refs []metav1.OwnerReference, sts *appsv1.StatefulSet) bool {
+	for _, r := range refs {
+		if r.UID == sts.UID {
+			return true
+		}
+	}
+	return false
+}
+
+// giveClaimToStatefulSet plays the StatefulSet controller under whenDeleted Delete: the
+// data PVC gets an owner reference to the StatefulSet, which the garbage collector
+// follows when the StatefulSet goes.
+func giveClaimToStatefulSet(t *testing.T, sts *appsv1.StatefulSet, pvc *corev1.PersistentVolumeClaim) {
+	t.Helper()
+	testutil.Update(t, env.Client, client.ObjectKeyFromObject(pvc), &corev1.PersistentVolumeClaim{}, func(p *corev1.PersistentVolumeClaim) {
+		p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{
+			APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID,
+		})
+	})
+}
+
+// A cluster created with deletionPolicy Delete, paused (Sync no longer runs), switched to
+// Retain and deleted: the StatefulSet was never told, and the garbage collector would take
+// the volumes with it. The volumes finalizer sets the live StatefulSet to Retain and takes
+// the PVCs from it before the cluster goes. The same holds without the pause, when the
+// deletion follows the change at once.
+func TestRetainHonouredAtDeletion(t *testing.T) {
+	for name, paused := range map[string]bool{"paused": true, "at-once": false} {
+		t.Run(name, func(t *testing.T) {
+			ns := env.Namespace(t)
+			db := createDB(t, ns, "orders", v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) {
+				d.Spec.ReplicaCount = 1
+				d.Spec.DeletionPolicy = v1beta1.DeletionDelete
+			})
+			key := client.ObjectKeyFromObject(db)
+			sts, pvc := createDataClaim(t, db)
+			if p := sts.Spec.PersistentVolumeClaimRetentionPolicy; p == nil || p.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+				t.Fatalf("StatefulSet retention %+v under deletionPolicy Delete", p)
+			}
+			giveClaimToStatefulSet(t, sts, pvc)
+			testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the volumes finalizer", func(d *v1beta1.DatabaseCluster) error {
+				if !slicesContains(d.Finalizers, database.VolumesFinalizer) {
+					return fmt.Errorf("finalizers %v", d.Finalizers)
+				}
+				return nil
+			})
+			if paused {
+				testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) {
+					d.Annotations = map[string]string{engine.PausedAnnotation: "true"}
+				})
+				testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "Paused", func(d *v1beta1.DatabaseCluster) error {
+					if c := condition(d, engine.ConditionPaused); c == nil || c.Status != metav1.ConditionTrue {
+						return fmt.Errorf("Paused %+v", c)
+					}
+					return nil
+				})
+			}
+			testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) {
+				d.Spec.DeletionPolicy = v1beta1.DeletionRetain
+			})
+			if err := env.Client.Delete(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			// Gone means its finalizer was released: by then the volumes must be safe.
+			testutil.WaitGone(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the cluster deleted")
+			live := &appsv1.StatefulSet{}
+			if err := env.Client.Get(ctx, key, live); err != nil {
+				t.Fatal(err)
+			}
+			if p := live.Spec.PersistentVolumeClaimRetentionPolicy; p == nil || p.WhenDeleted != appsv1.RetainPersistentVolumeClaimRetentionPolicyType {
+				t.Errorf("StatefulSet retention %+v when the cluster was released, want whenDeleted Retain", p)
+			}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pvc), pvc); err != nil {
+				t.Fatal(err)
+			}
+			if ownedBy(pvc.OwnerReferences, live) {
+				t.Errorf("PVC %s still owned by the StatefulSet (%v): the garbage collector would delete it with it", pvc.Name, pvc.OwnerReferences)
+			}
+		})
+	}
+}
+
+// Under deletionPolicy Delete the volumes go with the StatefulSet: Finalize leaves the
+// StatefulSet's owner reference on the PVCs for the garbage collector.
+func TestDeletePolicyLeavesVolumesToTheStatefulSet(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "scratch", v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) {
+		d.Spec.ReplicaCount = 1
+		d.Spec.DeletionPolicy = v1beta1.DeletionDelete
+	})
+	key := client.ObjectKeyFromObject(db)
+	sts, pvc := createDataClaim(t, db)
+	giveClaimToStatefulSet(t, sts, pvc)
+	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the volumes finalizer", func(d *v1beta1.DatabaseCluster) error {
+		if !slicesContains(d.Finalizers, database.VolumesFinalizer) {
+			return fmt.Errorf("finalizers %v", d.Finalizers)
+		}
+		return nil
+	})
+	if err := env.Client.Delete(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitGone(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the cluster deleted")
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pvc), pvc); err != nil || !ownedBy(pvc.OwnerReferences, sts) {
+		t.Errorf("PVC %s owners %v (%v): want it still owned by the StatefulSet", pvc.Name, pvc.OwnerReferences, err)
 	}
 }
 
