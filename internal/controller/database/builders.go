@@ -27,6 +27,11 @@ const (
 	podIndexLabel = "apps.kubernetes.io/pod-index"
 	podNameLabel  = "statefulset.kubernetes.io/pod-name"
 	defaultSize   = "1Gi"
+	// probeTimeout is a second more than the scripts' own connect timeouts, so that a
+	// server slow to answer fails the check rather than the kubelet killing the client.
+	probeTimeout = 6
+	// startupFailures × 10 s is how long a pod may take to answer: one hour.
+	startupFailures = 360
 )
 
 // HeadlessServiceName names the Service that gives each pod a DNS name.
@@ -67,16 +72,23 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 	if e.primaryPasswordEnv != "" {
 		env = append(env, corev1.EnvVar{Name: e.primaryPasswordEnv, ValueFrom: secretRef(PasswordKey)})
 	}
-	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("db")}}}
+	run := func(script string) corev1.ProbeHandler {
+		return corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", script}}}
+	}
 	container := corev1.Container{
-		Name:           containerName,
-		Image:          e.image + ":" + db.Spec.Version,
-		Command:        []string{"/bin/sh", "-c", e.runScript},
-		Env:            env,
-		Ports:          []corev1.ContainerPort{{Name: "db", ContainerPort: e.port, Protocol: corev1.ProtocolTCP}},
-		VolumeMounts:   []corev1.VolumeMount{{Name: DataVolume, MountPath: e.dataPath}},
-		ReadinessProbe: probe,
-		LivenessProbe:  &corev1.Probe{ProbeHandler: probe.ProbeHandler, InitialDelaySeconds: 30, PeriodSeconds: 10},
+		Name:         containerName,
+		Image:        e.image + ":" + db.Spec.Version,
+		Command:      []string{"/bin/sh", "-c", e.runScript},
+		Env:          env,
+		Ports:        []corev1.ContainerPort{{Name: "db", ContainerPort: e.port, Protocol: corev1.ProtocolTCP}},
+		VolumeMounts: []corev1.VolumeMount{{Name: DataVolume, MountPath: e.dataPath}},
+		// A TCP check passes while PostgreSQL recovers and refuses queries; readiness asks
+		// the server itself. Crash recovery, a MySQL 8.0 to 8.4 upgrade or a replica's
+		// first copy of the primary can take long: the startup probe allows an hour
+		// (as CloudNativePG's default startDelay), and liveness starts only after it.
+		ReadinessProbe: &corev1.Probe{ProbeHandler: run(e.readyScript), PeriodSeconds: 10, TimeoutSeconds: probeTimeout, FailureThreshold: 3},
+		StartupProbe:   &corev1.Probe{ProbeHandler: run(e.readyScript), PeriodSeconds: 10, TimeoutSeconds: probeTimeout, FailureThreshold: startupFailures},
+		LivenessProbe:  &corev1.Probe{ProbeHandler: run(e.aliveScript), PeriodSeconds: 10, TimeoutSeconds: probeTimeout, FailureThreshold: 6},
 		// The Bitnami images run as user 1001 and need nothing more.
 		SecurityContext: &corev1.SecurityContext{
 			RunAsNonRoot:             ptr.To(true),

@@ -17,6 +17,11 @@ type engineSpec struct {
 	userEnv, passwordEnv, replUserEnv, replPasswordEnv, extraPasswordEnv string
 	// primaryPasswordEnv is the variable a replica reads the primary's admin password from.
 	primaryPasswordEnv string
+	// readyScript exits 0 when the server answers queries (not merely accepts TCP);
+	// aliveScript exits 0 while the server process answers at all, even while it refuses
+	// queries (recovery, an upgrade), so that liveness never kills a server at work.
+	// Both connect to 127.0.0.1 and take any credential from the environment.
+	readyScript, aliveScript string
 }
 
 var engines = map[v1beta1.DatabaseEngine]engineSpec{
@@ -28,6 +33,11 @@ var engines = map[v1beta1.DatabaseEngine]engineSpec{
 		runScript: `if [ "$POD_INDEX" = "0" ]; then export POSTGRESQL_REPLICATION_MODE=master;
 else export POSTGRESQL_REPLICATION_MODE=slave POSTGRESQL_MASTER_HOST="$PRIMARY_HOST"; fi
 exec /opt/bitnami/scripts/postgresql/entrypoint.sh /opt/bitnami/scripts/postgresql/run.sh`,
+		// pg_isready needs no password: it reports whether the server accepts connections
+		// (0), rejects them while it starts or recovers (1) or does not answer (2). Ready
+		// needs 0; alive is 0 or 1.
+		readyScript: `exec pg_isready --host=127.0.0.1 --port=5432 --username=postgres --dbname=postgres --timeout=5 --quiet`,
+		aliveScript: `pg_isready --host=127.0.0.1 --port=5432 --username=postgres --dbname=postgres --timeout=5 --quiet; [ "$?" -le 1 ]`,
 	},
 	v1beta1.MySQL: {
 		image: "docker.io/bitnami/mysql", port: 3306, dataPath: "/bitnami/mysql", user: "app",
@@ -37,8 +47,16 @@ exec /opt/bitnami/scripts/postgresql/entrypoint.sh /opt/bitnami/scripts/postgres
 		runScript: `if [ "$POD_INDEX" = "0" ]; then export MYSQL_REPLICATION_MODE=master;
 else export MYSQL_REPLICATION_MODE=slave MYSQL_MASTER_HOST="$PRIMARY_HOST"; fi
 exec /opt/bitnami/scripts/mysql/entrypoint.sh /opt/bitnami/scripts/mysql/run.sh`,
+		// mysqld listens only once recovery and an in-place upgrade are done, so a ping
+		// that answers means the server takes queries. The password reaches mysqladmin
+		// through MYSQL_PWD, never its arguments (visible in the process list).
+		readyScript: mysqlPing,
+		aliveScript: mysqlPing,
 	},
 }
+
+const mysqlPing = `export MYSQL_PWD="$MYSQL_ROOT_PASSWORD"
+exec mysqladmin ping --host=127.0.0.1 --port=3306 --user=root --connect-timeout=5 --silent`
 
 func engineFor(db *v1beta1.DatabaseCluster) (engineSpec, error) {
 	e, ok := engines[db.Spec.Engine]
