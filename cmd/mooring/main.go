@@ -52,6 +52,7 @@ func main() {
 	var traceRatio float64
 	flag.Float64Var(&traceRatio, "trace-sampling-ratio", 1, "Share (0-1) of new traces recorded when OTEL_EXPORTER_OTLP_ENDPOINT turns tracing on; spans with a sampled parent are always recorded.")
 	perf := bindPerformanceFlags(flag.CommandLine)
+	imgs := bindImageFlags(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse() // --kubeconfig is registered by controller-runtime's config package.
@@ -71,6 +72,10 @@ func main() {
 		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 	perf.apply(log)
+	if err := imgs.apply(); err != nil {
+		log.Error(err, "Invalid image flag")
+		os.Exit(1)
+	}
 	mgr, err := manager.New(perf.restConfig(ctrl.GetConfigOrDie()), ctrl.Options{
 		PprofBindAddress:              perf.pprofAddr,
 		Metrics:                       metricsOpts,

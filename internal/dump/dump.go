@@ -33,8 +33,6 @@ const (
 	// RunAsUser is the user and group the Jobs run as: the "postgres" and "mysql" users of
 	// the official images. The volume is given to this group (fsGroup) so it can write.
 	RunAsUser int64 = 999
-	// CleanupImage runs the cleanup script, which needs only a shell and rm.
-	CleanupImage = "docker.io/library/busybox:1.37"
 	// BackoffLimit is how many times a failed dump is retried before its Job fails.
 	BackoffLimit int32 = 2
 	// ActiveDeadline bounds a whole Job, retries included: a dump that hangs (a lock, a
@@ -95,16 +93,6 @@ type Dump struct {
 	Labels map[string]string
 }
 
-// ClientImage is the official image whose pg_dump or mysqldump matches the server.
-func ClientImage(engine v1beta1.DatabaseEngine, version string) string {
-	switch engine {
-	case v1beta1.MySQL:
-		return "docker.io/library/mysql:" + version
-	default:
-		return "docker.io/library/postgres:" + version
-	}
-}
-
 // PasswordEnv is the variable the engine's client reads its password from.
 func PasswordEnv(engine v1beta1.DatabaseEngine) string {
 	if engine == v1beta1.MySQL {
@@ -143,7 +131,7 @@ func PodTemplate(d Dump) corev1.PodTemplateSpec {
 // CleanupPodTemplate is the pod that runs CleanupScript on v, for the dumps of owner.
 func CleanupPodTemplate(v Volume, owner string, labels map[string]string) corev1.PodTemplateSpec {
 	env := []corev1.EnvVar{{Name: "BACKUP_DIR", Value: v.Dir()}, {Name: "DUMP_OWNER", Value: owner}}
-	return podTemplate(CleanupImage, CleanupScript, env, v, labels)
+	return podTemplate(CurrentImages().Cleanup, CleanupScript, env, v, labels)
 }
 
 // JobSpec runs template to completion, retrying a failed pod BackoffLimit times, for at

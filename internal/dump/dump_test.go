@@ -76,7 +76,7 @@ func TestPodTemplate(t *testing.T) {
 func TestCleanupPodTemplate(t *testing.T) {
 	pt := CleanupPodTemplate(Volume{ClaimName: "shared", Path: "/team/orders"}, "orders", nil)
 	c := pt.Spec.Containers[0]
-	if c.Image != CleanupImage || envOf(c)["BACKUP_DIR"].Value != "/backup-volume/team/orders" || !strings.Contains(c.Command[2], "rm -f") {
+	if c.Image != DefaultCleanupImage || envOf(c)["BACKUP_DIR"].Value != "/backup-volume/team/orders" || !strings.Contains(c.Command[2], "rm -f") {
 		t.Errorf("cleanup container %+v", c)
 	}
 	if pt.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "shared" {
@@ -129,5 +129,52 @@ func TestJobSpecIsBounded(t *testing.T) {
 	spec := JobSpec(corev1.PodTemplateSpec{})
 	if spec.ActiveDeadlineSeconds == nil || *spec.ActiveDeadlineSeconds <= 0 || spec.BackoffLimit == nil {
 		t.Fatalf("job spec %+v has no deadline or no backoff limit", spec)
+	}
+}
+
+// A cluster that pulls only from a mirror runs the dump and cleanup Jobs from it.
+func TestImagesFromAMirror(t *testing.T) {
+	t.Cleanup(func() {
+		if err := SetImages(DefaultImages()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	const mirror = "mirror.example.com/hub/"
+	err := SetImages(Images{
+		PostgreSQLClient: WithRegistry(DefaultPostgreSQLClient, mirror),
+		MySQLClient:      "registry.internal/db/mysql",
+		Cleanup:          WithRegistry(DefaultCleanupImage, mirror),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := PodTemplate(Dump{Database: Database{Engine: v1beta1.PostgreSQL, Version: "17"}, Volume: Volume{ClaimName: "c"}})
+	my := PodTemplate(Dump{Database: Database{Engine: v1beta1.MySQL, Version: "8.4"}, Volume: Volume{ClaimName: "c"}})
+	cleanup := CleanupPodTemplate(Volume{ClaimName: "c"}, "orders", nil)
+	for got, want := range map[string]string{
+		pg.Spec.Containers[0].Image:      "mirror.example.com/hub/library/postgres:17",
+		my.Spec.Containers[0].Image:      "registry.internal/db/mysql:8.4",
+		cleanup.Spec.Containers[0].Image: "mirror.example.com/hub/library/busybox:1.37",
+	} {
+		if got != want {
+			t.Errorf("image %s, want %s", got, want)
+		}
+	}
+	if got := WithRegistry("quay.io/org/tool:1", mirror); got != "quay.io/org/tool:1" {
+		t.Errorf("an image not on Docker Hub moved to %s", got)
+	}
+	// The tag of a client image is the server's version: a repository with a tag of its
+	// own, or no reference at all, is refused and leaves the images as they were.
+	for _, bad := range []Images{
+		{PostgreSQLClient: "mirror.example.com/postgres:16", MySQLClient: DefaultMySQLClient, Cleanup: DefaultCleanupImage},
+		{PostgreSQLClient: DefaultPostgreSQLClient, MySQLClient: "Not An Image", Cleanup: DefaultCleanupImage},
+		{PostgreSQLClient: DefaultPostgreSQLClient, MySQLClient: DefaultMySQLClient, Cleanup: "busybox::1"},
+	} {
+		if err := SetImages(bad); err == nil {
+			t.Errorf("SetImages(%+v) accepted", bad)
+		}
+	}
+	if got := CurrentImages().MySQLClient; got != "registry.internal/db/mysql" {
+		t.Errorf("a refused SetImages changed the images: %s", got)
 	}
 }

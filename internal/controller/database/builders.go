@@ -77,7 +77,7 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 	}
 	container := corev1.Container{
 		Name:         containerName,
-		Image:        e.image + ":" + db.Spec.Version,
+		Image:        serverImage(db.Spec.Engine) + ":" + db.Spec.Version,
 		Command:      []string{"/bin/sh", "-c", e.runScript},
 		Env:          env,
 		Ports:        []corev1.ContainerPort{{Name: "db", ContainerPort: e.port, Protocol: corev1.ProtocolTCP}},

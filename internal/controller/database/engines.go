@@ -8,7 +8,6 @@ import (
 
 // engineSpec is what differs between PostgreSQL and MySQL.
 type engineSpec struct {
-	image     string // repository; the tag is spec.version
 	port      int32
 	dataPath  string
 	user      string // the application user created in the generated Secret
@@ -26,7 +25,7 @@ type engineSpec struct {
 
 var engines = map[v1beta1.DatabaseEngine]engineSpec{
 	v1beta1.PostgreSQL: {
-		image: "docker.io/bitnami/postgresql", port: 5432, dataPath: "/bitnami/postgresql", user: "app",
+		port: 5432, dataPath: "/bitnami/postgresql", user: "app",
 		userEnv: "POSTGRESQL_USERNAME", passwordEnv: "POSTGRESQL_PASSWORD",
 		replUserEnv: "POSTGRESQL_REPLICATION_USER", replPasswordEnv: "POSTGRESQL_REPLICATION_PASSWORD",
 		extraPasswordEnv: "POSTGRESQL_POSTGRES_PASSWORD",
@@ -40,7 +39,7 @@ exec /opt/bitnami/scripts/postgresql/entrypoint.sh /opt/bitnami/scripts/postgres
 		aliveScript: `pg_isready --host=127.0.0.1 --port=5432 --username=postgres --dbname=postgres --timeout=5 --quiet; [ "$?" -le 1 ]`,
 	},
 	v1beta1.MySQL: {
-		image: "docker.io/bitnami/mysql", port: 3306, dataPath: "/bitnami/mysql", user: "app",
+		port: 3306, dataPath: "/bitnami/mysql", user: "app",
 		userEnv: "MYSQL_USER", passwordEnv: "MYSQL_PASSWORD",
 		replUserEnv: "MYSQL_REPLICATION_USER", replPasswordEnv: "MYSQL_REPLICATION_PASSWORD",
 		extraPasswordEnv: "MYSQL_ROOT_PASSWORD", primaryPasswordEnv: "MYSQL_MASTER_ROOT_PASSWORD",
