@@ -39,8 +39,9 @@ func TestAwaitCertificate(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		stopBare()
-		<-bareDone
-		t.Fatal("controller-runtime's server was still running 10s after Start without a certificate, want an error at once; the wrapper would be pointless")
+		// Wait for it to let go of the port the wrapped server below needs.
+		err := <-bareDone
+		t.Fatalf("controller-runtime's server was still running 10s after Start without a certificate (stopped, it returned %v), want an error at once; the wrapper would be pointless", err)
 	}
 
 	srv := mooringwebhook.AwaitCertificate(webhook.NewServer(opts))
