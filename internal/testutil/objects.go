@@ -37,7 +37,14 @@ func WaitFor[T client.Object](t testing.TB, c client.Reader, key types.Namespace
 // WaitGone waits until the object at key no longer exists; obj says which kind.
 func WaitGone(t testing.TB, c client.Reader, key types.NamespacedName, obj client.Object, what string) {
 	t.Helper()
-	Eventually(t, DefaultTimeout, what, func() error {
+	WaitGoneWithin(t, DefaultTimeout, c, key, obj, what)
+}
+
+// WaitGoneWithin is WaitGone with another timeout, for deletions that wait on more than
+// one reconcile (a workload on a loaded local cluster, say).
+func WaitGoneWithin(t testing.TB, timeout time.Duration, c client.Reader, key types.NamespacedName, obj client.Object, what string) {
+	t.Helper()
+	Eventually(t, timeout, what, func() error {
 		reset(obj)
 		err := c.Get(context.Background(), key, obj)
 		if apierrors.IsNotFound(err) {

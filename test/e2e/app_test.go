@@ -15,15 +15,15 @@ import (
 const rollout = 2 * time.Minute
 
 func TestSampleAppRunsAndIsExplained(t *testing.T) {
-	ns := namespace(t, "sample")
+	ns := suite.Namespace(t, "sample")
 	sample, err := os.ReadFile(filepath.Join(suite.Root, "config", "samples", "mooring_v1_app.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply(t, ns, string(sample))
-	waitField(t, rollout, ns, "app/hello", ".status.phase", "Running")
-	waitField(t, rollout, ns, "app/hello", ".status.availableReplicas", "2")
-	waitField(t, rollout, ns, "deployment/hello", ".status.availableReplicas", "2")
+	suite.Apply(t, ns, string(sample))
+	suite.WaitField(t, rollout, ns, "app/hello", ".status.phase", "Running")
+	suite.WaitField(t, rollout, ns, "app/hello", ".status.availableReplicas", "2")
+	suite.WaitField(t, rollout, ns, "deployment/hello", ".status.availableReplicas", "2")
 
 	out := mustKubectl(t, "get", "apps", "-n", ns)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -53,15 +53,15 @@ spec:
 `
 
 func TestScaleImageRepairAndDelete(t *testing.T) {
-	ns := namespace(t, "lifecycle")
-	apply(t, ns, webApp)
-	waitField(t, rollout, ns, "app/web", ".status.phase", "Running")
+	ns := suite.Namespace(t, "lifecycle")
+	suite.Apply(t, ns, webApp)
+	suite.WaitField(t, rollout, ns, "app/web", ".status.phase", "Running")
 
 	// kubectl scale goes through the scale subresource.
 	mustKubectl(t, "scale", "-n", ns, "app/web", "--replicas=3")
-	waitField(t, rollout, ns, "deployment/web", ".spec.replicas", "3")
-	waitField(t, rollout, ns, "app/web", ".status.availableReplicas", "3")
-	waitField(t, rollout, ns, "app/web", ".status.phase", "Running")
+	suite.WaitField(t, rollout, ns, "deployment/web", ".spec.replicas", "3")
+	suite.WaitField(t, rollout, ns, "app/web", ".status.availableReplicas", "3")
+	suite.WaitField(t, rollout, ns, "app/web", ".status.phase", "Running")
 
 	// An image change rolls out a new ReplicaSet.
 	mustKubectl(t, "patch", "-n", ns, "app/web", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`)
@@ -76,11 +76,11 @@ func TestScaleImageRepairAndDelete(t *testing.T) {
 		}
 		return nil
 	})
-	waitField(t, rollout, ns, "app/web", ".status.phase", "Running")
+	suite.WaitField(t, rollout, ns, "app/web", ".status.phase", "Running")
 
 	// A hand edit of a managed field is put back; a deleted Service comes back.
 	mustKubectl(t, "patch", "-n", ns, "deployment/web", "--type=merge", "-p", `{"spec":{"replicas":7}}`)
-	waitField(t, rollout, ns, "deployment/web", ".spec.replicas", "3")
+	suite.WaitField(t, rollout, ns, "deployment/web", ".spec.replicas", "3")
 	uid := mustKubectl(t, "get", "-n", ns, "service/web", "-o", "jsonpath={.metadata.uid}")
 	mustKubectl(t, "delete", "-n", ns, "service/web")
 	testutil.Eventually(t, time.Minute, "Service web re-created", func() error {

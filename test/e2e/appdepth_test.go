@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -17,7 +21,7 @@ func installGatewayAPI(t *testing.T) {
 	t.Helper()
 	mustKubectl(t, "apply", "--server-side", "-f", testutil.GatewayAPICRD(t, "httproutes"))
 	// kubectl wait fails outright on a CRD that has no conditions yet: poll instead.
-	waitField(t, rollout, "default", "crd/httproutes.gateway.networking.k8s.io", `.status.conditions[?(@.type=="Established")].status`, "True")
+	suite.WaitField(t, rollout, "default", "crd/httproutes.gateway.networking.k8s.io", `.status.conditions[?(@.type=="Established")].status`, "True")
 }
 
 const exposedApp = `apiVersion: mooring.dev/v1
@@ -36,42 +40,28 @@ spec:
 // spec.expose makes an Ingress, or with a gateway an HTTPRoute (the Gateway API installed
 // from the Go module while the operator runs), and removing it prunes what it made.
 func TestAppExposeIngressAndHTTPRoute(t *testing.T) {
-	ns := namespace(t, "expose")
-	apply(t, ns, exposedApp)
-	waitField(t, rollout, ns, "ingress/front", ".spec.rules[0].host", "front.example.com")
-	waitField(t, rollout, ns, "ingress/front", ".spec.rules[0].http.paths[0].backend.service.name", "front")
-	waitField(t, rollout, ns, "ingress/front", ".spec.tls[0].secretName", "front-tls")
-	waitField(t, rollout, ns, "ingress/front", `.metadata.annotations.cert-manager\.io/cluster-issuer`, "letsencrypt")
-	waitField(t, rollout, ns, "app/front", ".status.url", "https://front.example.com/")
+	ns := suite.Namespace(t, "expose")
+	suite.Apply(t, ns, exposedApp)
+	suite.WaitField(t, rollout, ns, "ingress/front", ".spec.rules[0].host", "front.example.com")
+	suite.WaitField(t, rollout, ns, "ingress/front", ".spec.rules[0].http.paths[0].backend.service.name", "front")
+	suite.WaitField(t, rollout, ns, "ingress/front", ".spec.tls[0].secretName", "front-tls")
+	suite.WaitField(t, rollout, ns, "ingress/front", `.metadata.annotations.cert-manager\.io/cluster-issuer`, "letsencrypt")
+	suite.WaitField(t, rollout, ns, "app/front", ".status.url", "https://front.example.com/")
 
 	installGatewayAPI(t)
 	mustKubectl(t, "patch", "-n", ns, "app/front", "--type=json", "-p",
 		`[{"op":"remove","path":"/spec/expose/tls"},{"op":"add","path":"/spec/expose/gateway","value":{"name":"public","sectionName":"http"}}]`)
 	// The App looks for the Gateway API again within a minute by itself; here it was
 	// installed before the change, so the change's reconcile finds it at once.
-	waitField(t, rollout, ns, "httproute/front", ".spec.parentRefs[0].name", "public")
-	waitField(t, rollout, ns, "httproute/front", ".spec.rules[0].backendRefs[0].port", "8080")
-	waitField(t, rollout, ns, "app/front", `.status.conditions[?(@.type=="Exposed")].reason`, "HTTPRouteApplied")
-	waitGone(t, ns, "ingress/front")
+	suite.WaitField(t, rollout, ns, "httproute/front", ".spec.parentRefs[0].name", "public")
+	suite.WaitField(t, rollout, ns, "httproute/front", ".spec.rules[0].backendRefs[0].port", "8080")
+	suite.WaitField(t, rollout, ns, "app/front", `.status.conditions[?(@.type=="Exposed")].reason`, "HTTPRouteApplied")
+	testutil.WaitGoneWithin(t, rollout, suite.Client, types.NamespacedName{Namespace: ns, Name: "front"}, &networkingv1.Ingress{}, "Ingress front pruned")
 
 	mustKubectl(t, "patch", "-n", ns, "app/front", "--type=json", "-p", `[{"op":"remove","path":"/spec/expose"}]`)
-	waitGone(t, ns, "httproute/front")
-	waitField(t, rollout, ns, "app/front", ".status.url", "")
-	waitField(t, rollout, ns, "deployment/front", ".status.availableReplicas", "1")
-}
-
-func waitGone(t *testing.T, ns, resource string) {
-	t.Helper()
-	testutil.Eventually(t, rollout, resource+" deleted", func() error {
-		out, err := kubectl("get", "-n", ns, resource, "--ignore-not-found", "-o", "name")
-		if err != nil {
-			return err
-		}
-		if strings.TrimSpace(out) != "" {
-			return fmt.Errorf("still there: %s", out)
-		}
-		return nil
-	})
+	testutil.WaitGoneWithin(t, rollout, suite.Client, types.NamespacedName{Namespace: ns, Name: "front"}, &gatewayv1.HTTPRoute{}, "HTTPRoute front pruned")
+	suite.WaitField(t, rollout, ns, "app/front", ".status.url", "")
+	suite.WaitField(t, rollout, ns, "deployment/front", ".status.availableReplicas", "1")
 }
 
 const autoscaledApp = `apiVersion: mooring.dev/v1
@@ -93,17 +83,17 @@ spec:
 // minReplicas, Mooring leaves it there through later changes, and kubectl scale app is
 // refused with a message.
 func TestAppAutoscalingLeavesReplicasToTheHPA(t *testing.T) {
-	ns := namespace(t, "autoscaling")
-	apply(t, ns, autoscaledApp)
-	waitField(t, rollout, ns, "hpa/elastic", ".spec.scaleTargetRef.name", "elastic")
+	ns := suite.Namespace(t, "autoscaling")
+	suite.Apply(t, ns, autoscaledApp)
+	suite.WaitField(t, rollout, ns, "hpa/elastic", ".spec.scaleTargetRef.name", "elastic")
 	// spec.replicas is 1; only the autoscaler makes it 2.
-	waitField(t, rollout, ns, "deployment/elastic", ".spec.replicas", "2")
-	waitField(t, rollout, ns, "app/elastic", ".status.availableReplicas", "2")
-	waitField(t, rollout, ns, "app/elastic", ".status.phase", "Running")
-	waitField(t, rollout, ns, "pdb/elastic", ".spec.maxUnavailable", "1")
+	suite.WaitField(t, rollout, ns, "deployment/elastic", ".spec.replicas", "2")
+	suite.WaitField(t, rollout, ns, "app/elastic", ".status.availableReplicas", "2")
+	suite.WaitField(t, rollout, ns, "app/elastic", ".status.phase", "Running")
+	suite.WaitField(t, rollout, ns, "pdb/elastic", ".spec.maxUnavailable", "1")
 	// kubectl get shows the autoscaler's count (status.desiredReplicas), not the
 	// spec.replicas it overrides.
-	waitField(t, rollout, ns, "app/elastic", ".status.desiredReplicas", "2")
+	suite.WaitField(t, rollout, ns, "app/elastic", ".status.desiredReplicas", "2")
 	row := strings.Fields(mustKubectl(t, "get", "-n", ns, "app/elastic", "--no-headers"))
 	if len(row) < 4 || row[2] != "2" || row[3] != "2" {
 		t.Errorf("kubectl get app/elastic row = %v, want REPLICAS 2 (the autoscaler's count, spec.replicas is 1) and AVAILABLE 2", row)
@@ -116,8 +106,8 @@ func TestAppAutoscalingLeavesReplicasToTheHPA(t *testing.T) {
 
 	// A change Mooring applies to the Deployment keeps the autoscaler's count.
 	mustKubectl(t, "patch", "-n", ns, "app/elastic", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`)
-	waitField(t, rollout, ns, "deployment/elastic", ".spec.template.spec.containers[0].image", "nginx:1.28")
-	waitField(t, rollout, ns, "app/elastic", ".status.phase", "Running")
+	suite.WaitField(t, rollout, ns, "deployment/elastic", ".spec.template.spec.containers[0].image", "nginx:1.28")
+	suite.WaitField(t, rollout, ns, "app/elastic", ".status.phase", "Running")
 	if got, _ := jsonpath(ns, "deployment/elastic", ".spec.replicas"); got != "2" {
 		t.Fatalf("Deployment replicas after an image change = %q, want the autoscaler's 2", got)
 	}
@@ -135,9 +125,9 @@ spec:
 
 // Three replicas of a highly available App run on the three kwok nodes, one each.
 func TestAppPodsSpreadOverNodes(t *testing.T) {
-	ns := namespace(t, "spread")
-	apply(t, ns, spreadApp)
-	waitField(t, rollout, ns, "app/spread", ".status.phase", "Running")
+	ns := suite.Namespace(t, "spread")
+	suite.Apply(t, ns, spreadApp)
+	suite.WaitField(t, rollout, ns, "app/spread", ".status.phase", "Running")
 	nodes := strings.Fields(mustKubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=spread",
 		"--field-selector=status.phase=Running", "-o", "jsonpath={.items[*].spec.nodeName}"))
 	slices.Sort(nodes)
@@ -146,10 +136,10 @@ func TestAppPodsSpreadOverNodes(t *testing.T) {
 	}
 	// The scheduler's own default spreading might have done that too: the pods carry
 	// Mooring's constraint, and the Deployment never drops below 3 while rolling.
-	waitField(t, rollout, ns, "deployment/spread", ".spec.template.spec.topologySpreadConstraints[0].topologyKey", "kubernetes.io/hostname")
-	waitField(t, rollout, ns, "deployment/spread", ".spec.template.spec.topologySpreadConstraints[0].whenUnsatisfiable", "ScheduleAnyway")
-	waitField(t, rollout, ns, "deployment/spread", ".spec.strategy.rollingUpdate.maxUnavailable", "0")
-	waitField(t, rollout, ns, "pdb/spread", ".status.expectedPods", "3")
+	suite.WaitField(t, rollout, ns, "deployment/spread", ".spec.template.spec.topologySpreadConstraints[0].topologyKey", "kubernetes.io/hostname")
+	suite.WaitField(t, rollout, ns, "deployment/spread", ".spec.template.spec.topologySpreadConstraints[0].whenUnsatisfiable", "ScheduleAnyway")
+	suite.WaitField(t, rollout, ns, "deployment/spread", ".spec.strategy.rollingUpdate.maxUnavailable", "0")
+	suite.WaitField(t, rollout, ns, "pdb/spread", ".status.expectedPods", "3")
 }
 
 const boundApp = `apiVersion: mooring.dev/v1
@@ -206,19 +196,19 @@ type podSpec struct {
 // missing, then runs with the binding volumes; the projected files are exactly the keys of
 // the binding ConfigMaps and the credentials Secret, and a new password rolls the pods.
 func TestAppBindsToSampleDatabaseAndCache(t *testing.T) {
-	ns := namespace(t, "bindings")
-	apply(t, ns, boundApp)
-	waitField(t, rollout, ns, "app/checkout", `.status.conditions[?(@.type=="BindingsReady")].reason`, "BindingNotFound")
+	ns := suite.Namespace(t, "bindings")
+	suite.Apply(t, ns, boundApp)
+	suite.WaitField(t, rollout, ns, "app/checkout", `.status.conditions[?(@.type=="BindingsReady")].reason`, "BindingNotFound")
 	if out, _ := kubectl("get", "-n", ns, "deployment/checkout", "--ignore-not-found", "-o", "name"); strings.TrimSpace(out) != "" {
 		t.Fatalf("Deployment made while the bindings wait: %s", out)
 	}
 
 	applySample(t, ns, "mooring_v1beta1_databasecluster.yaml")
 	applySample(t, ns, "mooring_v1_cacheinstance.yaml")
-	waitField(t, rollout, ns, "databasecluster/orders", ".status.binding.name", "orders-binding")
-	waitField(t, rollout, ns, "cacheinstance/sessions", ".status.binding.name", "sessions-binding")
-	waitField(t, rollout, ns, "app/checkout", `.status.conditions[?(@.type=="BindingsReady")].status`, "True")
-	waitField(t, rollout, ns, "app/checkout", ".status.phase", "Running")
+	suite.WaitField(t, rollout, ns, "databasecluster/orders", ".status.binding.name", "orders-binding")
+	suite.WaitField(t, rollout, ns, "cacheinstance/sessions", ".status.binding.name", "sessions-binding")
+	suite.WaitField(t, rollout, ns, "app/checkout", `.status.conditions[?(@.type=="BindingsReady")].status`, "True")
+	suite.WaitField(t, rollout, ns, "app/checkout", ".status.phase", "Running")
 
 	// Read the pod spec back from a running pod.
 	raw := mustKubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=checkout", "-o", "jsonpath={.items[0].spec}")
@@ -296,7 +286,7 @@ func TestAppBindsToSampleDatabaseAndCache(t *testing.T) {
 		}
 		return fmt.Errorf("replica sets still %v", now)
 	})
-	waitField(t, rollout, ns, "app/checkout", ".status.phase", "Running")
+	suite.WaitField(t, rollout, ns, "app/checkout", ".status.phase", "Running")
 	if status := mustKubectl(t, "get", "-n", ns, "app/checkout", "-o", "json"); strings.Contains(status, "rotated-in-e2e") {
 		t.Fatal("the password reached the App")
 	}

@@ -74,7 +74,7 @@ spec:
 // runs once per value, cleanupPolicy Delete runs its Job before the Backup goes, and a
 // Snapshot-policy DatabaseCluster goes only after its final snapshot Job has succeeded.
 func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
-	ns := namespace(t, "backups")
+	ns := suite.Namespace(t, "backups")
 	// A minutely schedule left behind keeps running Jobs and writing status for the rest
 	// of the package, however this test ends; one that cannot be deleted fails this test,
 	// rather than showing up as noise in later ones.
@@ -83,11 +83,11 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 			t.Errorf("delete the test's Backups: %v\n%s", err, out)
 		}
 	})
-	apply(t, ns, backupDatabase)
-	waitField(t, rollout, ns, "databasecluster/orders", ".status.phase", "Running")
-	apply(t, ns, backups)
-	waitField(t, rollout, ns, "backup/minutely", ".status.phase", "Scheduled")
-	waitField(t, rollout, ns, "pvc/minutely-storage", ".status.phase", "Bound")
+	suite.Apply(t, ns, backupDatabase)
+	suite.WaitField(t, rollout, ns, "databasecluster/orders", ".status.phase", "Running")
+	suite.Apply(t, ns, backups)
+	suite.WaitField(t, rollout, ns, "backup/minutely", ".status.phase", "Scheduled")
+	suite.WaitField(t, rollout, ns, "pvc/minutely-storage", ".status.phase", "Bound")
 
 	// The schedule: a Job within about 70 s of the CronJob, then lastSuccessfulTime.
 	created := creationTime(t, ns, "cronjob/minutely")
@@ -114,7 +114,7 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 		}
 		return nil
 	})
-	waitField(t, rollout, ns, "backup/minutely", `.status.conditions[?(@.type=="LastBackupSucceeded")].status`, "True")
+	suite.WaitField(t, rollout, ns, "backup/minutely", `.status.conditions[?(@.type=="LastBackupSucceeded")].status`, "True")
 	t.Logf("lastSuccessfulTime set %s after the CronJob", time.Since(created).Round(time.Second))
 
 	// backup-now: one Job per distinct value, never two for the same one.
@@ -141,9 +141,9 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 	})
 
 	// cleanupPolicy Delete: the cleanup Job runs, then the Backup and its volume go.
-	apply(t, ns, scratchBackup)
-	waitField(t, rollout, ns, "backup/scratch", ".metadata.finalizers[0]", "mooring.dev/cleanup")
-	waitField(t, rollout, ns, "pvc/scratch-storage", ".status.phase", "Bound")
+	suite.Apply(t, ns, scratchBackup)
+	suite.WaitField(t, rollout, ns, "backup/scratch", ".metadata.finalizers[0]", "mooring.dev/cleanup")
+	suite.WaitField(t, rollout, ns, "pvc/scratch-storage", ".status.phase", "Bound")
 	mustKubectl(t, "delete", "-n", ns, "backup/scratch", "--wait=false")
 	testutil.Eventually(t, rollout, "Backup scratch gone after its cleanup Job", func() error {
 		out, err := kubectl("get", "backup/scratch", "-n", ns, "--ignore-not-found", "-o", "name")
@@ -173,16 +173,16 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 	// Snapshot: the final Job cannot run until archive-volume exists; meanwhile the
 	// cluster stays, saying what it waits for.
 	mustKubectl(t, "delete", "-n", ns, "databasecluster/orders", "--wait=false")
-	waitField(t, rollout, ns, "job/orders-final-snapshot", ".spec.template.spec.volumes[0].persistentVolumeClaim.claimName", "archive-volume")
-	waitField(t, rollout, ns, "databasecluster/orders", ".status.phase", "Deleting")
-	waitField(t, rollout, ns, "databasecluster/orders", `.status.conditions[?(@.type=="FinalSnapshot")].reason`, "SnapshotInProgress")
+	suite.WaitField(t, rollout, ns, "job/orders-final-snapshot", ".spec.template.spec.volumes[0].persistentVolumeClaim.claimName", "archive-volume")
+	suite.WaitField(t, rollout, ns, "databasecluster/orders", ".status.phase", "Deleting")
+	suite.WaitField(t, rollout, ns, "databasecluster/orders", `.status.conditions[?(@.type=="FinalSnapshot")].reason`, "SnapshotInProgress")
 	if msg, _ := jsonpath(ns, "databasecluster/orders", `.status.conditions[?(@.type=="FinalSnapshot")].message`); !strings.Contains(msg, "orders-final-snapshot") {
 		t.Errorf("FinalSnapshot message %q does not name the Job", msg)
 	}
 	if err := jobComplete(ns, "orders-final-snapshot"); err == nil {
 		t.Fatal("the final snapshot Job completed without its volume; the test proves nothing")
 	}
-	apply(t, ns, archiveVolume)
+	suite.Apply(t, ns, archiveVolume)
 	testutil.Eventually(t, rollout, "DatabaseCluster orders gone after its final snapshot", func() error {
 		out, err := kubectl("get", "databasecluster/orders", "-n", ns, "--ignore-not-found", "-o", "name")
 		if err != nil {

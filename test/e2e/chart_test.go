@@ -14,7 +14,7 @@ import (
 // template must all be accepted. A dry run, because the chart's webhook configurations
 // share their names with the ones this suite's operator serves.
 func TestChartAcceptedByAPIServer(t *testing.T) {
-	ns := namespace(t, "platform")
+	ns := suite.Namespace(t, "platform")
 	// warn as well as enforce: PodSecurity checks workload pod templates only in warn
 	// and audit modes.
 	mustKubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted")

@@ -13,14 +13,14 @@ func applySample(t *testing.T, ns, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply(t, ns, string(data))
+	suite.Apply(t, ns, string(data))
 }
 
 func TestCacheInstanceRuns(t *testing.T) {
-	ns := namespace(t, "cache")
+	ns := suite.Namespace(t, "cache")
 	applySample(t, ns, "mooring_v1_cacheinstance.yaml")
 	name := strings.TrimSpace(mustKubectl(t, "get", "cacheinstances", "-n", ns, "-o", "jsonpath={.items[0].metadata.name}"))
-	waitField(t, rollout, ns, "cacheinstance/"+name, ".status.phase", "Running")
+	suite.WaitField(t, rollout, ns, "cacheinstance/"+name, ".status.phase", "Running")
 	out := mustKubectl(t, "get", "cacheinstances", "-n", ns)
 	if got := strings.Join(strings.Fields(strings.SplitN(out, "\n", 2)[0]), " "); got != "NAME ENGINE REPLICAS MEMORY AVAILABLE PHASE AGE" {
 		t.Errorf("kubectl get cacheinstances columns = %q", got)
@@ -30,17 +30,17 @@ func TestCacheInstanceRuns(t *testing.T) {
 // A DatabaseCluster of each engine reaches Running on kwok nodes, its volumes bound by the
 // local cluster's dev-only provisioner; the MySQL one is created through v1alpha1.
 func TestDatabaseClustersRun(t *testing.T) {
-	ns := namespace(t, "databases")
+	ns := suite.Namespace(t, "databases")
 	applySample(t, ns, "mooring_v1beta1_databasecluster.yaml")
 	applySample(t, ns, "mooring_v1alpha1_databasecluster.yaml")
 	for _, name := range []string{"orders", "inventory"} {
-		waitField(t, rollout, ns, "databasecluster/"+name, ".status.phase", "Running")
+		suite.WaitField(t, rollout, ns, "databasecluster/"+name, ".status.phase", "Running")
 	}
-	waitField(t, rollout, ns, "databasecluster/orders", ".status.readyReplicas", "2")
-	waitField(t, rollout, ns, "pvc/data-orders-1", ".status.phase", "Bound")
-	waitField(t, rollout, ns, "databasecluster.v1beta1.mooring.dev/inventory", ".spec.replicaCount", "1")
-	waitField(t, rollout, ns, "databasecluster/inventory", ".spec.version", "8.4")
-	waitField(t, rollout, ns, "databasecluster/orders", ".status.primaryEndpoint", "orders."+ns+".svc:5432")
+	suite.WaitField(t, rollout, ns, "databasecluster/orders", ".status.readyReplicas", "2")
+	suite.WaitField(t, rollout, ns, "pvc/data-orders-1", ".status.phase", "Bound")
+	suite.WaitField(t, rollout, ns, "databasecluster.v1beta1.mooring.dev/inventory", ".spec.replicaCount", "1")
+	suite.WaitField(t, rollout, ns, "databasecluster/inventory", ".spec.version", "8.4")
+	suite.WaitField(t, rollout, ns, "databasecluster/orders", ".status.primaryEndpoint", "orders."+ns+".svc:5432")
 	if _, err := kubectl("get", "secret", "orders-credentials", "-n", ns); err != nil {
 		t.Errorf("generated Secret missing: %v", err)
 	}

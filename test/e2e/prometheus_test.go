@@ -28,13 +28,13 @@ var emptyWhenHealthy = map[string]bool{"Not Ready": true, "Paused": true, "Leade
 // Backup that succeeded once.
 func TestDashboardQueriesReturnDataFromARealPrometheus(t *testing.T) {
 	prom := startPrometheus(t, suite.Operator.MetricsAddr)
-	ns := namespace(t, "monitoring")
+	ns := suite.Namespace(t, "monitoring")
 	applySample(t, ns, "mooring_v1_app.yaml")
 	applySample(t, ns, "mooring_v1_cacheinstance.yaml")
 	applySample(t, ns, "mooring_v1beta1_databasecluster.yaml")
 	applySample(t, ns, "mooring_v1_backup.yaml")
-	waitField(t, rollout, ns, "app/hello", ".status.phase", "Running")
-	waitField(t, rollout, ns, "backup/orders-nightly", ".status.phase", "Scheduled")
+	suite.WaitField(t, rollout, ns, "app/hello", ".status.phase", "Running")
+	suite.WaitField(t, rollout, ns, "backup/orders-nightly", ".status.phase", "Scheduled")
 	mustKubectl(t, "annotate", "-n", ns, "backup/orders-nightly", "mooring.dev/backup-now=monitoring")
 	testutil.Eventually(t, rollout, "lastSuccessfulTime of Backup orders-nightly (kwok completes the Job)", func() error {
 		got, err := jsonpath(ns, "backup/orders-nightly", ".status.lastSuccessfulTime")

@@ -28,15 +28,11 @@ const fleetSize = 50
 // restarted over the converged fleet makes no write to its objects (kube-apiserver's
 // audit log of the operator's writes, read for the fleet's namespace).
 func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
-	ns := namespace(t, "fleet")
-	var manifest strings.Builder
-	for i := range fleetSize {
-		fmt.Fprintf(&manifest, "---\napiVersion: mooring.dev/v1\nkind: App\nmetadata:\n  name: app-%02d\n  annotations:\n    mooring.dev/paused: \"true\"\nspec:\n  image: nginx:1.27\n  replicas: 1\n  port: 80\n  config: \"n=%d\"\n", i, i)
-	}
+	ns := suite.Namespace(t, "fleet")
 	// The fleet is created paused; an operator that reconciles one App at a time is
 	// started, the fleet resumed, and the operator killed as soon as the first
 	// Deployments appear.
-	apply(t, ns, manifest.String())
+	suite.Apply(t, ns, clusterenv.PausedFleet(fleetSize, 80))
 	if err := stopOperator(); err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func installUserRoles(t *testing.T) {
 	if len(roles) != 6 {
 		t.Fatalf("config/default renders %d people's ClusterRoles, want 6 (3 roles, 3 aggregations)", len(roles))
 	}
-	apply(t, "default", strings.Join(roles, "---\n"))
+	suite.Apply(t, "default", strings.Join(roles, "---\n"))
 }
 
 // as runs kubectl impersonating user.
@@ -105,8 +105,8 @@ type permission struct {
 // (read-only everywhere, never Secrets), and the aggregation into admin, edit and view.
 func TestUserRoles(t *testing.T) {
 	installUserRoles(t)
-	a := namespace(t, "roles-a")
-	b := namespace(t, "roles-b")
+	a := suite.Namespace(t, "roles-a")
+	b := suite.Namespace(t, "roles-b")
 	mustKubectl(t, "create", "clusterrolebinding", "roles-alice", "--clusterrole=mooring-admin", "--user=alice")
 	mustKubectl(t, "create", "rolebinding", "dave", "-n", a, "--clusterrole=mooring-developer", "--user=dave")
 	mustKubectl(t, "create", "clusterrolebinding", "roles-audrey", "--clusterrole=mooring-auditor", "--user=audrey")

@@ -17,6 +17,7 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/testutil"
+	"github.com/mooringhq/mooring/internal/testutil/clusterenv"
 )
 
 // Size of the fleet and number of kills. 500 Apps (each a Deployment, a ConfigMap, a
@@ -40,11 +41,7 @@ const (
 func TestKilledTenTimesWhileFleetConverges(t *testing.T) {
 	ensureOperator(t)
 	ns := suite.Namespace(t, "kills")
-	var manifest strings.Builder
-	for i := range killFleet {
-		fmt.Fprintf(&manifest, "---\napiVersion: mooring.dev/v1\nkind: App\nmetadata:\n  name: app-%03d\n  annotations:\n    mooring.dev/paused: \"true\"\nspec:\n  image: nginx:1.27\n  replicas: 1\n  config: \"n=%d\"\n", i, i)
-	}
-	suite.Apply(t, ns, manifest.String())
+	suite.Apply(t, ns, clusterenv.PausedFleet(killFleet, 0))
 
 	batch := killFleet / kills
 	t0 := time.Now()
