@@ -396,3 +396,61 @@ func TestBackupsSharingADirectory(t *testing.T) {
 	runScript(t, CleanupScript, bin, []string{"BACKUP_DIR=" + dir, "DUMP_OWNER=orders-eu"})
 	assertFiles(t, dir, []string{"20190101T000000Z.sql.gz", "final-snapshot-orders-20190101T000000Z.sql.gz", "README.txt"})
 }
+
+// The cleanup reports what it leaves in the whole volume: Mooring deletes a volume it made
+// for a Backup only when nothing that is not the Backup's is left in it. A final snapshot
+// written into the Backup's directory, or a file elsewhere in the volume, is reported;
+// the filesystem's lost+found and empty directories are not.
+func TestCleanupReportsWhatItLeaves(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "volume")
+	dir := filepath.Join(root, "backups")
+	for _, d := range []string{dir, filepath.Join(root, "lost+found"), filepath.Join(root, "empty")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(path string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"orders-20200101T000000Z.sql.gz", ".orders-20210101T000000Z.sql.gz.partial",
+		"final-snapshot-shop-20220101T000000Z.sql.gz"} {
+		write(filepath.Join(dir, f))
+	}
+	write(filepath.Join(root, "lost+found", "#1234"))
+	reportFile := filepath.Join(t.TempDir(), "termination-log")
+	env := []string{"BACKUP_DIR=" + dir, "DUMP_OWNER=orders", "VOLUME_ROOT=" + root, "REPORT_FILE=" + reportFile}
+	readReport := func() string {
+		t.Helper()
+		b, err := os.ReadFile(reportFile)
+		if err != nil {
+			t.Fatalf("no report: %v", err)
+		}
+		return string(b)
+	}
+
+	out := runScript(t, CleanupScript, "", env)
+	assertFiles(t, dir, []string{"final-snapshot-shop-20220101T000000Z.sql.gz"})
+	if got, want := readReport(), "foreign=1\nbackups/final-snapshot-shop-20220101T000000Z.sql.gz\n"; got != want {
+		t.Errorf("report with a final snapshot left:\n got  %q\n want %q\noutput:\n%s", got, want, out)
+	}
+
+	// The snapshot moved elsewhere in the volume is still in it.
+	if err := os.Rename(filepath.Join(dir, "final-snapshot-shop-20220101T000000Z.sql.gz"), filepath.Join(root, "empty", "copied.sql.gz")); err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, CleanupScript, "", env)
+	if got, want := readReport(), "foreign=1\nempty/copied.sql.gz\n"; got != want {
+		t.Errorf("report with a file elsewhere in the volume:\n got  %q\n want %q", got, want)
+	}
+
+	if err := os.Remove(filepath.Join(root, "empty", "copied.sql.gz")); err != nil {
+		t.Fatal(err)
+	}
+	runScript(t, CleanupScript, "", env)
+	if got := readReport(); got != "foreign=0\n" {
+		t.Errorf("report of an emptied volume: %q, want foreign=0", got)
+	}
+}

@@ -369,7 +369,7 @@ func TestCleanupPolicyDelete(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.FinishJob(t, env.Client, jobKey, true)
+	finishCleanup(t, jobKey, "foreign=0")
 	testutil.WaitGone(t, env.Client, key, &mooringv1.Backup{}, "Backup deleted after its cleanup")
 	testutil.WaitGone(t, env.Client, jobKey, &batchv1.Job{}, "the cleanup Job deleted once its outcome was read")
 	// Mooring's volume is deleted too (envtest has no controller to drop its protection
@@ -386,6 +386,95 @@ func TestCleanupPolicyDelete(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// finishCleanup plays the Job controller and the kubelet for a cleanup Job that succeeds:
+// its pod succeeds with report, what the cleanup script writes to its termination message,
+// and the Job completes.
+func finishCleanup(t *testing.T, jobKey types.NamespacedName, report string) {
+	t.Helper()
+	job := &batchv1.Job{}
+	if err := env.Client.Get(ctx, jobKey, job); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: jobKey.Namespace, Name: jobKey.Name + "-x1",
+			Labels: map[string]string{batchv1.ControllerUidLabel: string(job.UID), batchv1.JobNameLabel: job.Name}},
+		Spec: job.Spec.Template.Spec,
+	}
+	if err := env.Client.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 0, Reason: "Completed", Message: report, StartedAt: now, FinishedAt: now}},
+	}}}
+	if err := env.Client.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	testutil.FinishJob(t, env.Client, jobKey, true)
+}
+
+// A Backup's own volume may hold more than its dumps: a DatabaseCluster's final snapshot
+// goes into the volume of a Backup that retains its dumps, which may later be switched to
+// cleanupPolicy Delete. The cleanup keeps what is not the Backup's and says so; the volume
+// is then kept, with a Warning event and an annotation on the claim that say why (and the
+// Backup's Ready condition, for the moment before it goes). A cleanup whose report is
+// missing keeps the volume too.
+func TestCleanupKeepsAVolumeWithOtherFiles(t *testing.T) {
+	ns := env.Namespace(t)
+	db := createDB(t, ns, "orders")
+	makeRunning(t, db)
+	for _, tt := range []struct {
+		name, report, want string
+	}{
+		{"nightly", "foreign=1\nbackups/final-snapshot-orders-20260101T000000Z.sql.gz", "final-snapshot-orders-20260101T000000Z.sql.gz"},
+		{"weekly", "", "report of what is left in it is missing"},
+	} {
+		b := createBackup(t, ns, tt.name, "orders", func(b *mooringv1.Backup) { b.Spec.CleanupPolicy = mooringv1.CleanupDelete })
+		key := client.ObjectKeyFromObject(b)
+		claimKey := types.NamespacedName{Namespace: ns, Name: tt.name + "-storage"}
+		testutil.WaitFor(t, env.Client, claimKey, &corev1.PersistentVolumeClaim{}, "PVC", func(*corev1.PersistentVolumeClaim) error { return nil })
+		waitReady(t, key, metav1.ConditionTrue, backup.ReasonScheduled, mooringv1.BackupScheduled)
+		if err := env.Client.Delete(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		jobKey := types.NamespacedName{Namespace: ns, Name: tt.name + "-cleanup"}
+		job := &batchv1.Job{}
+		testutil.WaitFor(t, env.Client, jobKey, job, "cleanup Job", func(*batchv1.Job) error { return nil })
+		if e := plainEnv(job.Spec.Template.Spec.Containers[0]); e["VOLUME_ROOT"] != "/backup-volume" || e["REPORT_FILE"] != "/dev/termination-log" {
+			t.Errorf("cleanup of the Backup's own volume does not report on the whole volume: %v", e)
+		}
+		if tt.report != "" {
+			finishCleanup(t, jobKey, tt.report)
+		} else {
+			testutil.FinishJob(t, env.Client, jobKey, true)
+		}
+		testutil.WaitGone(t, env.Client, key, &mooringv1.Backup{}, "Backup deleted, its dumps removed")
+		p := &corev1.PersistentVolumeClaim{}
+		if err := env.Client.Get(ctx, claimKey, p); err != nil || p.DeletionTimestamp != nil {
+			t.Fatalf("PVC %s holding more than the Backup's dumps: %v, deletionTimestamp %v", claimKey.Name, err, p.DeletionTimestamp)
+		}
+		e := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonStorageKept, tt.name)
+		if !strings.Contains(e.Note, tt.want) {
+			t.Errorf("event %q does not say why the volume is kept (%q)", e.Note, tt.want)
+		}
+		if !strings.Contains(p.Annotations[backup.StorageKeptAnnotation], tt.want) {
+			t.Errorf("PVC annotations %v do not say why it is kept", p.Annotations)
+		}
+		testutil.WaitGone(t, env.Client, jobKey, &batchv1.Job{}, "the cleanup Job deleted once its outcome was read")
+	}
+}
+
+// plainEnv maps a container's plain environment variables to their values.
+func plainEnv(c corev1.Container) map[string]string {
+	m := map[string]string{}
+	for _, e := range c.Env {
+		m[e.Name] = e.Value
+	}
+	return m
 }
 
 // deleteDependents plays the garbage collector for an owner deleted with propagationPolicy

@@ -128,13 +128,18 @@ func ManualJob(b *mooringv1.Backup, db dump.Database, value string) *batchv1.Job
 // CleanupJobName is the Job that removes the dumps of a deleted Backup.
 func CleanupJobName(b *mooringv1.Backup) string { return dump.JobName(b.Name, "cleanup") }
 
-// CleanupJob removes the Backup's dumps under its backupPath. It is created while the
-// Backup is being deleted, so it has no owner reference (finalize.go says why): the
-// Backup's labels and UID tell whose it is.
+// CleanupJob removes the Backup's dumps under its backupPath; in the volume Mooring made
+// for them it also reports what else is left there (finalize_report.go). It is created
+// while the Backup is being deleted, so it has no owner reference (finalize.go says why):
+// the Backup's labels and UID tell whose it is.
 func CleanupJob(b *mooringv1.Backup) *batchv1.Job {
+	template := dump.CleanupPodTemplate(Volume(b), b.Name, JobLabels(b, JobCleanup))
+	if StorageClaim(b) != nil {
+		template = withReport(template)
+	}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: CleanupJobName(b), Namespace: b.Namespace, Labels: JobLabels(b, JobCleanup),
 			Annotations: map[string]string{database.FinalizingUIDAnnotation: string(b.UID)}},
-		Spec: dump.JobSpec(dump.CleanupPodTemplate(Volume(b), b.Name, JobLabels(b, JobCleanup))),
+		Spec: dump.JobSpec(template),
 	}
 }

@@ -148,6 +148,15 @@ func TestManualAndCleanupJobs(t *testing.T) {
 	if c.Name != "nightly-cleanup" || env(c.Spec.Template.Spec.Containers[0])["BACKUP_DIR"].Value != "/backup-volume/x" || c.Labels[JobTypeLabel] != JobCleanup {
 		t.Errorf("cleanup Job %s %+v", c.Name, c.Spec.Template.Spec.Containers[0].Env)
 	}
+	// In the volume Mooring made, the cleanup reports on the whole volume, which is deleted
+	// whole; in a volume the user named it does not (the volume is never deleted).
+	if e := env(c.Spec.Template.Spec.Containers[0]); e["VOLUME_ROOT"].Value != "/backup-volume" || e["REPORT_FILE"].Value != "/dev/termination-log" {
+		t.Errorf("cleanup of Mooring's volume without a report: %+v", c.Spec.Template.Spec.Containers[0].Env)
+	}
+	shared := CleanupJob(newBackup(func(b *mooringv1.Backup) { b.Spec.Storage.ExistingClaim = "shared" }))
+	if e := env(shared.Spec.Template.Spec.Containers[0]); e["VOLUME_ROOT"].Value != "" || e["REPORT_FILE"].Value != "" {
+		t.Errorf("cleanup of a user's volume lists it: %+v", shared.Spec.Template.Spec.Containers[0].Env)
+	}
 	// Dumps, their retention and their cleanup are the Backup's own: Backups sharing a
 	// volume (spec.storage.existingClaim) keep each other's dumps.
 	for job, spec := range map[string]batchv1.JobSpec{"manual": a.Spec, "cleanup": c.Spec, "scheduled": CronJob(b, target).Spec.JobTemplate.Spec} {

@@ -31,7 +31,9 @@ func (Handler) Finalizer(b *mooringv1.Backup) string {
 
 // Finalize removes the dumps of a Backup deleted with cleanupPolicy Delete: it stops new
 // dumps, runs the cleanup Job, deletes the volume Mooring created once the Job has
-// succeeded, and only then lets the Backup go. Every wait is reported in status and events.
+// succeeded (unless the Job reports files in it that are not the Backup's:
+// finalize_report.go), and only then lets the Backup go. Every wait is reported in status
+// and events.
 func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (bool, ctrl.Result, error) {
 	b := s.Object
 	if b.Spec.CleanupPolicy != mooringv1.CleanupDelete {
@@ -88,8 +90,11 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 		}
 	}
 
-	if engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp) {
+	switch {
+	case engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp):
 		return finishCleanup(ctx, s, claim)
+	case engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonStorageKept):
+		return release(ctx, s) // the volume stays: it holds more than the Backup's dumps
 	}
 	job, err := cleanupJob(ctx, s)
 	if err != nil {
@@ -115,7 +120,22 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 	finished, failed := jobOutcome(job)
 	switch {
 	case finished && !failed:
-		// Recorded in status now, acted on by the next reconcile (finishCleanup).
+		// Recorded in status now, acted on by the next reconcile (finishCleanup). Mooring's
+		// volume goes only when the cleanup reported nothing else left in it.
+		if claim != nil {
+			left, err := h.leftovers(ctx, job)
+			if err != nil {
+				return false, ctrl.Result{}, err
+			}
+			if left != "" {
+				msg, err := keepStorage(ctx, s, claim, left)
+				if err != nil {
+					return false, ctrl.Result{}, err
+				}
+				engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonStorageKept, msg)
+				return false, engine.RequeueAfter(outcomeRecorded), nil
+			}
+		}
 		msg := fmt.Sprintf("Job %s removed the dumps under %s in PVC %s; deleting the Backup.", job.Name, b.DumpPath(), b.ClaimName())
 		s.Event(corev1.EventTypeNormal, ReasonCleanedUp, "Finalize", msg)
 		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp, msg)
