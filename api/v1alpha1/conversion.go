@@ -20,10 +20,13 @@ type beta1Only struct {
 	SecretName     string                 `json:"secretName,omitempty"`
 	DeletionPolicy v1beta1.DeletionPolicy `json:"deletionPolicy,omitempty"`
 	StorageSize    *resource.Quantity     `json:"storageSize,omitempty"`
+	// Credentials is status, kept so that a status write in v1alpha1 does not make
+	// Mooring take the Secret's credentials for the database's.
+	Credentials *v1beta1.DatabaseCredentialsStatus `json:"credentials,omitempty"`
 }
 
 func (b beta1Only) empty() bool {
-	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == "" && b.StorageSize == nil
+	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == "" && b.StorageSize == nil && b.Credentials == nil
 }
 
 // ConvertTo converts this v1alpha1 DatabaseCluster to the v1beta1 hub.
@@ -67,6 +70,7 @@ func (src *DatabaseCluster) ConvertTo(hub conversion.Hub) error {
 	dst.Spec.SecretName = extra.SecretName
 	dst.Spec.DeletionPolicy = extra.DeletionPolicy
 	dst.Status.StorageSize = extra.StorageSize
+	dst.Status.Credentials = extra.Credentials
 	return nil
 }
 
@@ -99,6 +103,7 @@ func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
 		SecretName:     src.Spec.SecretName,
 		DeletionPolicy: src.Spec.DeletionPolicy,
 		StorageSize:    src.Status.StorageSize,
+		Credentials:    src.Status.Credentials.DeepCopy(),
 	}
 	if src.Spec.Storage.Size != nil || src.Spec.Storage.StorageClassName != nil {
 		extra.Storage = src.Spec.Storage.DeepCopy()

@@ -132,11 +132,16 @@ type DatabaseClusterStatus struct {
 	// +optional
 	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
 
+	// Credentials says which credentials the database has: what bound Apps follow.
+	// +optional
+	Credentials *DatabaseCredentialsStatus `json:"credentials,omitempty"`
+
 	// ObservedGeneration is the generation of the spec last reconciled successfully.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready, Progressing, SecretReady, StorageResized, and Paused while paused.
+	// Conditions: Ready, Progressing, SecretReady, CredentialsSynced, StorageResized, and
+	// Paused while paused.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -191,4 +196,29 @@ type ServiceBindingStatus struct {
 	// SecretName is the Secret with username and password.
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
+}
+
+// DatabaseCredentialsStatus records which credentials the database has, as fingerprints:
+// never the values.
+type DatabaseCredentialsStatus struct {
+	// Revision is 1 for the credentials the database was set up with and one more each
+	// time Mooring has changed the database to the credentials Secret's username and
+	// password. It advances only once the database has them, so an App bound to the
+	// cluster rolls its pods onto new credentials when it changes, not when the Secret
+	// does.
+	// +kubebuilder:validation:Minimum=1
+	Revision int64 `json:"revision"`
+
+	// Hash is a keyed fingerprint (HMAC-SHA-256, keyed with the superuser password) of
+	// the username and password the database has as of Revision.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Hash string `json:"hash,omitempty"`
+
+	// AdminHash is a fingerprint (PBKDF2-SHA-256) of the superuser password the database
+	// has, the one in the Secret <name>-admin. Remove it to make Mooring take the
+	// Secret's current password as the database's, after changing it in both yourself.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	AdminHash string `json:"adminHash,omitempty"`
 }

@@ -54,23 +54,28 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	secretRef := func(key string) *corev1.EnvVarSource {
+	secretRef := func(secret, key string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: db.Spec.SecretName}, Key: key,
+			LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key,
 		}}
 	}
+	app := func(key string) *corev1.EnvVarSource { return secretRef(db.Spec.SecretName, key) }
+	// The superuser and replication passwords are apart from the application's, so that
+	// changing the application's password (credentials.go) leaves Mooring able to log in
+	// and the replicas able to follow the primary.
+	admin := func() *corev1.EnvVarSource { return secretRef(AdminSecretName(db), PasswordKey) }
 	env := []corev1.EnvVar{
 		{Name: "POD_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + podIndexLabel + "']"}}},
 		{Name: "PRIMARY_HOST", Value: fmt.Sprintf("%s.%s", PrimaryPodName(db), HeadlessServiceName(db))},
-		// Credentials come from the Secret through the environment, never the command line.
-		{Name: e.userEnv, ValueFrom: secretRef(UsernameKey)},
-		{Name: e.passwordEnv, ValueFrom: secretRef(PasswordKey)},
-		{Name: e.extraPasswordEnv, ValueFrom: secretRef(PasswordKey)},
+		// Credentials come from the Secrets through the environment, never the command line.
+		{Name: e.userEnv, ValueFrom: app(UsernameKey)},
+		{Name: e.passwordEnv, ValueFrom: app(PasswordKey)},
+		{Name: e.extraPasswordEnv, ValueFrom: admin()},
 		{Name: e.replUserEnv, Value: "replicator"},
-		{Name: e.replPasswordEnv, ValueFrom: secretRef(PasswordKey)},
+		{Name: e.replPasswordEnv, ValueFrom: admin()},
 	}
 	if e.primaryPasswordEnv != "" {
-		env = append(env, corev1.EnvVar{Name: e.primaryPasswordEnv, ValueFrom: secretRef(PasswordKey)})
+		env = append(env, corev1.EnvVar{Name: e.primaryPasswordEnv, ValueFrom: admin()})
 	}
 	run := func(script string) corev1.ProbeHandler {
 		return corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", script}}}

@@ -67,8 +67,9 @@ func TestStatefulSet(t *testing.T) {
 			}
 			// Credentials only through secretKeyRef, never literal values or arguments.
 			for _, e := range c.Env {
-				if strings.Contains(e.Name, "PASSWORD") && (e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "orders-credentials") {
-					t.Errorf("env %s is not taken from the credentials Secret: %+v", e.Name, e)
+				if strings.Contains(e.Name, "PASSWORD") && (e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
+					(e.ValueFrom.SecretKeyRef.Name != "orders-credentials" && e.ValueFrom.SecretKeyRef.Name != "orders-admin")) {
+					t.Errorf("env %s is not taken from the credentials or the admin Secret: %+v", e.Name, e)
 				}
 			}
 			if strings.Contains(strings.Join(c.Command, " "), "PASSWORD=") {

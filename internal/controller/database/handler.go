@@ -40,6 +40,9 @@ type Handler struct {
 	KeyChecks *KeyChecks
 	// Resizes saves sending a refused volume expansion again while nothing changed.
 	Resizes *ResizeAttempts
+	// Fingerprints saves reading the credentials and superuser Secrets again while they
+	// have not changed.
+	Fingerprints *Fingerprints
 }
 
 // Owned lists the kinds of a cluster's children that the engine applies and prunes. The
@@ -62,6 +65,11 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	secretReady, err := h.ensureSecret(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if secretReady {
+		if secretReady, err = h.ensureAdminSecret(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if !secretReady {
 		// Pods without their Secret would only crash-loop: create nothing yet, and keep
@@ -112,6 +120,9 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	}
 	deriveStatus(db, sts, true)
 	db.Status.Binding = bindingStatus(db)
+	if err := h.syncCredentials(ctx, s, sts); err != nil {
+		return ctrl.Result{}, err
+	}
 	return res, nil
 }
 
@@ -150,11 +161,22 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	})
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}, Resizes: &ResizeAttempts{}}, engine.Options{
+	// The superuser Secret is found by its name and labels, which name its cluster.
+	clusterOfAdminSecret := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		l := o.GetLabels()
+		name := l[engine.InstanceLabel]
+		if l[engine.ComponentLabel] != Component || name == "" || o.GetName() != name+"-admin" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+	})
+	h := Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}, Resizes: &ResizeAttempts{}, Fingerprints: &Fingerprints{}}
+	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, h, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
 	}, func(b *builder.Builder) {
 		b.Watches(secret, clustersUsingSecret, builder.OnlyMetadata).
+			Watches(secret, clusterOfAdminSecret, builder.OnlyMetadata).
 			Watches(&corev1.PersistentVolumeClaim{}, clusterOfClaim).
-			Owns(&batchv1.Job{}) // the final snapshot (finalize.go)
+			Owns(&batchv1.Job{}) // the final snapshot (finalize.go) and the credentials Jobs (credentials.go)
 	})
 }

@@ -1,0 +1,389 @@
+package database
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"crypto/sha256"
+	_ "embed" // the script
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/dump"
+	"github.com/mooringhq/mooring/internal/engine"
+)
+
+// Changing the credentials runs a Job, and a Job superseded by newer credentials is deleted.
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+
+// CredentialsScript connects to the primary as the superuser and gives the application
+// user the password of the credentials Secret.
+//
+//go:embed credentials.sh
+var CredentialsScript string
+
+const (
+	// CredentialsJobLabel marks the Jobs that change a cluster's credentials.
+	CredentialsJobLabel = "mooring.dev/database-job"
+	credentialsJobValue = "credentials"
+	// CredentialsHashAnnotation on such a Job is the fingerprint of the credentials it
+	// was made for (status.credentials.hash once it succeeds).
+	CredentialsHashAnnotation = "mooring.dev/credentials-hash"
+	// credentialsComponent labels the Job's pods: not "database", so that the cluster's
+	// Services do not select them.
+	credentialsComponent = "database-credentials"
+	// adminHashIterations makes a guess at the superuser password from status cost as
+	// much as a PBKDF2 of 100 000 rounds (~20 ms), computed once per Secret version.
+	adminHashIterations = 100_000
+	credentialsDeadline = int64(10 * 60)
+)
+
+// CredentialsJobName is the Job that gives the database the credentials of fingerprint
+// hash: one name per distinct credentials.
+func CredentialsJobName(db *v1beta1.DatabaseCluster, hash string) string {
+	return dump.JobName(db.Name, "credentials-"+hash[:min(8, len(hash))])
+}
+
+// CredentialsJob changes the application user's password in the database to the one in
+// the credentials Secret, connected to the primary as the superuser. Every credential
+// reaches the pod through secretKeyRef; the Job's spec holds none.
+func CredentialsJob(db *v1beta1.DatabaseCluster, hash string) *batchv1.Job {
+	ref := func(secret, key string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key,
+		}}
+	}
+	env := []corev1.EnvVar{
+		{Name: "DB_ENGINE", Value: string(db.Spec.Engine)},
+		{Name: "DB_HOST", Value: fmt.Sprintf("%s.%s.svc", db.Name, db.Namespace)},
+		{Name: "DB_PORT", Value: strconv.Itoa(int(Port(db)))},
+		{Name: "ADMIN_USER", Value: adminUser(db.Spec.Engine)},
+		{Name: dump.PasswordEnv(db.Spec.Engine), ValueFrom: ref(AdminSecretName(db), PasswordKey)},
+		{Name: "APP_USERNAME", ValueFrom: ref(db.Spec.SecretName, UsernameKey)},
+		{Name: "APP_PASSWORD", ValueFrom: ref(db.Spec.SecretName, PasswordKey)},
+		// The root filesystem is read-only; the clients look for their rc files here.
+		{Name: "HOME", Value: "/tmp"},
+	}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        CredentialsJobName(db, hash),
+			Labels:      map[string]string{CredentialsJobLabel: credentialsJobValue},
+			Annotations: map[string]string{CredentialsHashAnnotation: hash},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To[int32](3),
+			ActiveDeadlineSeconds: ptr.To(credentialsDeadline),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: engine.Labels(credentialsComponent, db.Name)},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To(dump.RunAsUser),
+						RunAsGroup:     ptr.To(dump.RunAsUser),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:         "credentials",
+						Image:        dump.ClientImage(db.Spec.Engine, db.Spec.Version),
+						Command:      []string{"/bin/sh", "-c", CredentialsScript},
+						Env:          env,
+						VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+						SecurityContext: &corev1.SecurityContext{
+							RunAsNonRoot:             ptr.To(true),
+							AllowPrivilegeEscalation: ptr.To(false),
+							ReadOnlyRootFilesystem:   ptr.To(true),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						},
+					}},
+					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+				},
+			},
+		},
+	}
+}
+
+// fingerprints identify the credentials in a cluster's two Secrets without being them.
+type fingerprints struct {
+	// credentials is an HMAC-SHA-256 of the username and password keyed with the
+	// superuser password, so that status gives no way to test guesses at a weak password
+	// chosen by hand without the superuser password, which is random unless the cluster
+	// predates the admin Secret.
+	credentials string
+	// admin is a PBKDF2 of the superuser password, salted with the cluster's UID.
+	admin string
+	// superuser: the credentials name the engine's superuser, whose password is the
+	// admin Secret's business.
+	superuser bool
+}
+
+func fingerprintsOf(db *v1beta1.DatabaseCluster, credentials, admin *corev1.Secret) (fingerprints, error) {
+	adminPassword := string(admin.Data[PasswordKey])
+	key, err := pbkdf2.Key(sha256.New, adminPassword, []byte("mooring.dev/admin/"+string(db.UID)), adminHashIterations, 16)
+	if err != nil {
+		return fingerprints{}, err
+	}
+	mac := hmac.New(sha256.New, []byte(adminPassword))
+	username, password := credentials.Data[UsernameKey], credentials.Data[PasswordKey]
+	// Lengths first, so that no two (username, password) pairs are the same message.
+	fmt.Fprintf(mac, "mooring.dev/credentials\x00%s\x00%d\x00%d\x00", db.UID, len(username), len(password))
+	mac.Write(username)
+	mac.Write(password)
+	return fingerprints{
+		credentials: hex.EncodeToString(mac.Sum(nil)[:16]),
+		admin:       hex.EncodeToString(key),
+		superuser:   string(username) == adminUser(db.Spec.Engine),
+	}, nil
+}
+
+// Fingerprints remembers, per cluster, the fingerprints of the versions of its two
+// Secrets last read, so that a reconcile reads the Secrets (past the cache, which keeps
+// no Secret data) only after one of them changed. The zero value is ready to use; a nil
+// *Fingerprints remembers nothing.
+type Fingerprints struct {
+	mu   sync.Mutex
+	seen map[types.NamespacedName]fingerprintsAt
+}
+
+type fingerprintsAt struct {
+	uid                    types.UID
+	credentialsRV, adminRV string
+	f                      fingerprints
+}
+
+func (c *Fingerprints) lookup(db *v1beta1.DatabaseCluster, credentialsRV, adminRV string) (fingerprints, bool) {
+	if c == nil {
+		return fingerprints{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.seen[client.ObjectKeyFromObject(db)]
+	return at.f, ok && at.uid == db.UID && at.credentialsRV == credentialsRV && at.adminRV == adminRV
+}
+
+func (c *Fingerprints) remember(db *v1beta1.DatabaseCluster, credentialsRV, adminRV string, f fingerprints) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[types.NamespacedName]fingerprintsAt{}
+	}
+	c.seen[client.ObjectKeyFromObject(db)] = fingerprintsAt{db.UID, credentialsRV, adminRV, f}
+}
+
+// fingerprints of the cluster's Secrets as they are now: from memory while the cache
+// shows both at the versions last read, else read from the API server.
+func (h Handler) fingerprints(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (fingerprints, error) {
+	db := s.Object
+	credentialsKey := client.ObjectKey{Namespace: db.Namespace, Name: db.Spec.SecretName}
+	adminKey := client.ObjectKey{Namespace: db.Namespace, Name: AdminSecretName(db)}
+	credentialsMeta, adminMeta := secretMeta(), secretMeta()
+	if s.Client.Get(ctx, credentialsKey, credentialsMeta) == nil && s.Client.Get(ctx, adminKey, adminMeta) == nil {
+		if f, ok := h.Fingerprints.lookup(db, credentialsMeta.ResourceVersion, adminMeta.ResourceVersion); ok {
+			return f, nil
+		}
+	}
+	credentials, admin := &corev1.Secret{}, &corev1.Secret{}
+	if err := h.APIReader.Get(ctx, credentialsKey, credentials); err != nil {
+		return fingerprints{}, fmt.Errorf("read Secret %s: %w", credentialsKey.Name, err)
+	}
+	if err := h.APIReader.Get(ctx, adminKey, admin); err != nil {
+		return fingerprints{}, fmt.Errorf("read Secret %s: %w", adminKey.Name, err)
+	}
+	f, err := fingerprintsOf(db, credentials, admin)
+	if err != nil {
+		return fingerprints{}, err
+	}
+	h.Fingerprints.remember(db, credentials.ResourceVersion, admin.ResourceVersion, f)
+	return f, nil
+}
+
+// syncCredentials keeps the database's credentials those of the credentials Secret.
+// The Bitnami images read the password from the environment only when they initialise
+// the data directory, so a password changed in the Secret later is unknown to the
+// database until a Job, connected as the superuser, changes it there (as CloudNativePG
+// does with ALTER ROLE). status.credentials records fingerprints of what the database
+// has; its revision advances only once a Job has succeeded, and bound Apps follow the
+// revision, so they roll onto a new password only once the database has it.
+//
+// Nothing is guessed: a superuser password that changed (Mooring could no longer log in,
+// or would log in with a password the database does not have) stops the sync with a
+// condition and an event until it is put back.
+func (h Handler) syncCredentials(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], sts *appsv1.StatefulSet) error {
+	db := s.Object
+	f, err := h.fingerprints(ctx, s)
+	if err != nil {
+		return err
+	}
+	jobs, err := credentialsJobs(ctx, s)
+	if err != nil {
+		return err
+	}
+	rec := db.Status.Credentials
+	if rec == nil || rec.Hash != f.credentials || rec.AdminHash != f.admin || len(jobs) > 0 {
+		// About to act on a difference: decide on the record as last written. The cache
+		// may not have this controller's last status write yet (the Job deleted after a
+		// success brings the next reconcile at once), and a stale record would start the
+		// Job again and count the revision back.
+		if rec, err = h.writtenCredentials(ctx, db); err != nil {
+			return err
+		}
+		db.Status.Credentials = rec
+	}
+	if rec == nil {
+		// First sight: the database is set up (or about to be, or was, before Mooring
+		// recorded it) from these Secrets.
+		rec = &v1beta1.DatabaseCredentialsStatus{Revision: 1, Hash: f.credentials, AdminHash: f.admin}
+		db.Status.Credentials = rec
+	}
+	if rec.AdminHash == "" {
+		// Removed by hand: the Secret's superuser password is the database's now.
+		rec.AdminHash = f.admin
+	}
+	if rec.AdminHash != f.admin {
+		setCredentialsCondition(s, metav1.ConditionFalse, ReasonAdminPasswordChanged, fmt.Sprintf(
+			"The superuser password in Secret %s is not the one the database was set up with: Mooring cannot change "+
+				"the database's credentials, and does not try the new password. Put the previous password back; if the "+
+				"database has the new one (you changed it yourself), remove status.credentials.adminHash.", AdminSecretName(db)))
+		return nil
+	}
+	var job *batchv1.Job
+	var stale []string
+	for i := range jobs {
+		j := &jobs[i]
+		if j.Annotations[CredentialsHashAnnotation] == f.credentials {
+			job = j
+			continue
+		}
+		// A Job for credentials the Secret no longer holds may have changed the database
+		// before it is stopped: once it is gone, what the database has is unknown, and
+		// the Secret's credentials are applied again.
+		stale = append(stale, j.Name)
+		rec.Hash = ""
+		if j.DeletionTimestamp == nil {
+			// Foreground: the Job goes only once its pod has, so no older password can
+			// land after the next Job's newer one.
+			err := s.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &j.UID})
+			if client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("delete Job %s: %w", j.Name, err)
+			}
+		}
+	}
+	if len(stale) > 0 {
+		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncing, fmt.Sprintf(
+			"Stopping Job %v, which was changing the credentials to an earlier version of Secret %s; the current ones "+
+				"follow once it is gone.", stale, db.Spec.SecretName))
+		return nil
+	}
+	if rec.Hash == f.credentials {
+		if job != nil {
+			// Succeeded and recorded, but its deletion did not get through.
+			if err := s.Delete(ctx, job); err != nil {
+				return err
+			}
+		}
+		setCredentialsCondition(s, metav1.ConditionTrue, ReasonCredentialsInSync, inSyncMessage(db))
+		return nil
+	}
+	if f.superuser {
+		setCredentialsCondition(s, metav1.ConditionFalse, ReasonSuperuserCredentials, fmt.Sprintf(
+			"Secret %s names the superuser %s, whose password Mooring does not change; the database keeps its "+
+				"credentials and bound Apps do not roll. Use another user in that Secret.", db.Spec.SecretName, adminUser(db.Spec.Engine)))
+		return nil
+	}
+	if job == nil {
+		if sts == nil || sts.Status.ReadyReplicas == 0 {
+			setCredentialsCondition(s, metav1.ConditionFalse, ReasonWaitingForPrimary, fmt.Sprintf(
+				"The credentials in Secret %s changed; they are given to the database once its primary is ready. Bound "+
+					"Apps keep revision %d until then.", db.Spec.SecretName, rec.Revision))
+			return nil
+		}
+		job = CredentialsJob(db, f.credentials)
+		if err := s.Apply(ctx, job); err != nil {
+			return err
+		}
+		msg := fmt.Sprintf("The credentials in Secret %s changed; Job %s gives them to the database. Bound Apps keep "+
+			"revision %d until it has.", db.Spec.SecretName, job.Name, rec.Revision)
+		s.Event(corev1.EventTypeNormal, ReasonCredentialsSyncing, "SyncCredentials", msg)
+		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncing, msg)
+		return nil
+	}
+	switch finished, failed, why := jobOutcome(job); {
+	case finished && !failed:
+		rec.Revision++
+		rec.Hash = job.Annotations[CredentialsHashAnnotation]
+		s.Event(corev1.EventTypeNormal, ReasonCredentialsInSync, "SyncCredentials", fmt.Sprintf(
+			"Job %s gave the database the credentials of Secret %s: revision %d, which bound Apps roll onto.",
+			job.Name, db.Spec.SecretName, rec.Revision))
+		setCredentialsCondition(s, metav1.ConditionTrue, ReasonCredentialsInSync, inSyncMessage(db))
+		return s.Delete(ctx, job)
+	case failed:
+		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncFailed, fmt.Sprintf(
+			"Job %s could not give the database the credentials of Secret %s (%s); `kubectl logs job/%s` says why. "+
+				"The database keeps its credentials and bound Apps stay on revision %d. Fix the cause and delete the Job "+
+				"to try again.", job.Name, db.Spec.SecretName, why, job.Name, rec.Revision))
+	default:
+		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncing, fmt.Sprintf(
+			"Job %s is giving the database the credentials of Secret %s. Bound Apps keep revision %d until it has.",
+			job.Name, db.Spec.SecretName, rec.Revision))
+	}
+	return nil
+}
+
+func inSyncMessage(db *v1beta1.DatabaseCluster) string {
+	return fmt.Sprintf("The database has the credentials of Secret %s (revision %d).", db.Spec.SecretName, db.Status.Credentials.Revision)
+}
+
+// writtenCredentials reads status.credentials from the API server rather than the cache.
+func (h Handler) writtenCredentials(ctx context.Context, db *v1beta1.DatabaseCluster) (*v1beta1.DatabaseCredentialsStatus, error) {
+	live := &v1beta1.DatabaseCluster{}
+	if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(db), live); err != nil {
+		return nil, fmt.Errorf("read DatabaseCluster %s: %w", db.Name, err)
+	}
+	if live.UID != db.UID {
+		return nil, fmt.Errorf("DatabaseCluster %s was replaced while it was reconciled", db.Name)
+	}
+	return live.Status.Credentials, nil
+}
+
+// credentialsJobs lists the cluster's credentials Jobs from the cache.
+func credentialsJobs(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) ([]batchv1.Job, error) {
+	list := &batchv1.JobList{}
+	labels := engine.Labels(Component, s.Object.Name)
+	labels[CredentialsJobLabel] = credentialsJobValue
+	if err := s.Client.List(ctx, list, client.InNamespace(s.Object.Namespace), client.MatchingLabels(labels)); err != nil {
+		return nil, fmt.Errorf("list Jobs: %w", err)
+	}
+	var out []batchv1.Job
+	for _, j := range list.Items {
+		if metav1.IsControlledBy(&j, s.Object) {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+// setCredentialsCondition sets CredentialsSynced and records one Warning event when it
+// turns False for a reason that needs the user (not on every resync).
+func setCredentialsCondition(s *engine.Scope[*v1beta1.DatabaseCluster], status metav1.ConditionStatus, reason, msg string) {
+	warn := reason == ReasonAdminPasswordChanged || reason == ReasonCredentialsSyncFailed || reason == ReasonSuperuserCredentials
+	if warn && !engine.HasCondition(s.Object, ConditionCredentialsSynced, status, reason) {
+		s.Event(corev1.EventTypeWarning, reason, "SyncCredentials", msg)
+	}
+	engine.SetCondition(s.Object, ConditionCredentialsSynced, status, reason, msg)
+}

@@ -1,0 +1,144 @@
+package database
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/mooringhq/mooring/api/v1beta1"
+)
+
+// The credentials Job reaches the database as the superuser, with every credential taken
+// from a Secret by reference: its spec holds no password.
+func TestCredentialsJob(t *testing.T) {
+	for _, tt := range []struct {
+		engine                   v1beta1.DatabaseEngine
+		version, image, password string
+	}{
+		{v1beta1.PostgreSQL, "17", "docker.io/library/postgres:17", "PGPASSWORD"},
+		{v1beta1.MySQL, "8.4", "docker.io/library/mysql:8.4", "MYSQL_PWD"},
+	} {
+		t.Run(string(tt.engine), func(t *testing.T) {
+			db := newDB(tt.engine, func(d *v1beta1.DatabaseCluster) { d.Spec.Version = tt.version })
+			job := CredentialsJob(db, "0123456789abcdef")
+			if job.Name != "orders-credentials-01234567" || job.Annotations[CredentialsHashAnnotation] != "0123456789abcdef" ||
+				job.Labels[CredentialsJobLabel] != "credentials" {
+				t.Errorf("job %s labels %v annotations %v", job.Name, job.Labels, job.Annotations)
+			}
+			pod := job.Spec.Template
+			if pod.Labels["app.kubernetes.io/component"] == Component {
+				t.Errorf("pod labels %v: the cluster's Services would select the Job's pod", pod.Labels)
+			}
+			c := pod.Spec.Containers[0]
+			if c.Image != tt.image || strings.Join(c.Command[:2], " ") != "/bin/sh -c" || c.Command[2] != CredentialsScript || len(c.Args) != 0 {
+				t.Errorf("image %s command %v args %v", c.Image, c.Command[:2], c.Args)
+			}
+			from := map[string]string{}
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					from[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+				}
+			}
+			want := map[string]string{
+				tt.password:    "orders-admin/password",
+				"APP_USERNAME": "orders-credentials/username",
+				"APP_PASSWORD": "orders-credentials/password",
+			}
+			for name, ref := range want {
+				if from[name] != ref {
+					t.Errorf("env %s from %q, want secretKeyRef %s", name, from[name], ref)
+				}
+			}
+			if len(from) != len(want) {
+				t.Errorf("env from Secrets %v, want exactly %v", from, want)
+			}
+			if *pod.Spec.SecurityContext.RunAsNonRoot != true || !*c.SecurityContext.ReadOnlyRootFilesystem || *pod.Spec.AutomountServiceAccountToken {
+				t.Errorf("pod is not locked down: %+v %+v", pod.Spec.SecurityContext, c.SecurityContext)
+			}
+			if *job.Spec.BackoffLimit < 1 || job.Spec.ActiveDeadlineSeconds == nil {
+				t.Errorf("job spec %+v has no retries or no deadline", job.Spec)
+			}
+		})
+	}
+}
+
+// The pods take the application user's credentials from spec.secretName and the
+// superuser's and replication user's from the admin Secret, so that changing the first
+// leaves Mooring able to log in and the replicas able to follow.
+func TestStatefulSetCredentialSources(t *testing.T) {
+	for engine, want := range map[v1beta1.DatabaseEngine]map[string]string{
+		v1beta1.PostgreSQL: {
+			"POSTGRESQL_USERNAME": "orders-credentials/username", "POSTGRESQL_PASSWORD": "orders-credentials/password",
+			"POSTGRESQL_POSTGRES_PASSWORD": "orders-admin/password", "POSTGRESQL_REPLICATION_PASSWORD": "orders-admin/password",
+		},
+		v1beta1.MySQL: {
+			"MYSQL_USER": "orders-credentials/username", "MYSQL_PASSWORD": "orders-credentials/password",
+			"MYSQL_ROOT_PASSWORD": "orders-admin/password", "MYSQL_REPLICATION_PASSWORD": "orders-admin/password",
+			"MYSQL_MASTER_ROOT_PASSWORD": "orders-admin/password",
+		},
+	} {
+		sts, err := StatefulSet(newDB(engine, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, e := range sts.Spec.Template.Spec.Containers[0].Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				got[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+			}
+		}
+		for name, ref := range want {
+			if got[name] != ref {
+				t.Errorf("%s: env %s from %q, want %s", engine, name, got[name], ref)
+			}
+		}
+	}
+	s := AdminSecret(newDB(v1beta1.MySQL, nil), "pw")
+	if s.Name != "orders-admin" || s.StringData[UsernameKey] != "root" || s.StringData[PasswordKey] != "pw" || len(s.OwnerReferences) != 0 ||
+		!isAdminSecretOf(s, newDB(v1beta1.MySQL, nil)) {
+		t.Errorf("admin secret %s %v labels %v owners %v", s.Name, s.StringData, s.Labels, s.OwnerReferences)
+	}
+}
+
+func TestFingerprints(t *testing.T) {
+	db := newDB(v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) { d.UID = types.UID("uid-1") })
+	secret := func(user, password string) *corev1.Secret {
+		return &corev1.Secret{Data: map[string][]byte{UsernameKey: []byte(user), PasswordKey: []byte(password)}}
+	}
+	fp := func(user, password, admin string) fingerprints {
+		t.Helper()
+		f, err := fingerprintsOf(db, secret(user, password), secret("postgres", admin))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	base := fp("app", "secret-pw", "admin-pw")
+	if again := fp("app", "secret-pw", "admin-pw"); again != base {
+		t.Fatalf("fingerprints differ for the same Secrets: %+v %+v", base, again)
+	}
+	if len(base.credentials) != 32 || len(base.admin) != 32 || base.superuser {
+		t.Errorf("fingerprints %+v", base)
+	}
+	for name, other := range map[string]fingerprints{
+		"password": fp("app", "secret-pX", "admin-pw"),
+		"username": fp("apq", "secret-pw", "admin-pw"),
+		"boundary": fp("apps", "ecret-pw", "admin-pw"),
+	} {
+		if other.credentials == base.credentials || other.admin != base.admin {
+			t.Errorf("another %s: %+v, base %+v", name, other, base)
+		}
+	}
+	if other := fp("app", "secret-pw", "admin-pX"); other.admin == base.admin {
+		t.Error("another superuser password has the same fingerprint")
+	}
+	db.UID = "uid-2"
+	if other := fp("app", "secret-pw", "admin-pw"); other.admin == base.admin || other.credentials == base.credentials {
+		t.Error("another cluster has the same fingerprints for the same passwords")
+	}
+	if !fp("postgres", "x", "admin-pw").superuser {
+		t.Error("credentials naming postgres are not the superuser's")
+	}
+}
