@@ -94,7 +94,7 @@ func (h Handler) ensureAdminSecret(ctx context.Context, s *engine.Scope[*v1beta1
 		}
 		password = string(credentials.Data[PasswordKey])
 		if password == "" {
-			return false, fmt.Errorf("Secret %s has no %s to take the superuser password from", db.Spec.SecretName, PasswordKey)
+			return false, fmt.Errorf("credentials Secret %s has no %s to take the superuser password from", db.Spec.SecretName, PasswordKey)
 		}
 		how = fmt.Sprintf("Created Secret %s with the superuser password the cluster was set up with, that of Secret %s; "+
 			"from now on the application's password in %s can change without changing it", key.Name, db.Spec.SecretName, db.Spec.SecretName)

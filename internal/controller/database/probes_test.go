@@ -1,6 +1,7 @@
 package database
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,7 +136,8 @@ func probeRuns(t *testing.T, p *corev1.Probe, bin string, env ...string) bool {
 	cmd := exec.Command(p.Exec.Command[0], p.Exec.Command[1:]...)
 	cmd.Env = append([]string{"PATH=" + bin + ":/usr/bin:/bin"}, env...)
 	out, err := cmd.CombinedOutput()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
 		t.Fatalf("run probe: %v", err)
 	}
 	if len(out) > 0 {
