@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -26,6 +27,7 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/app"
+	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
@@ -374,7 +376,8 @@ var bindBoth = func(a *mooringv1.App) {
 }
 
 // An App bound to a database and a cache waits until both are Running, then gets their
-// binding projected; a rotated password rolls the pods of an env binding.
+// binding projected; a rotated password rolls the pods of an env binding once the
+// database has it.
 func TestBindingsWaitProjectAndRoll(t *testing.T) {
 	ns := env.Namespace(t)
 	dbKey, cacheKey := createDatabaseAndCache(t, ns)
@@ -423,12 +426,38 @@ func TestBindingsWaitProjectAndRoll(t *testing.T) {
 		return nil
 	})
 
-	// Rotate the password: the Secret watch maps it to the database and the database to
-	// the App, whose pods roll.
+	// Rotate the password. The database changes it with a Job; only once that Job has
+	// succeeded does its credentials revision advance, and the App's pods roll onto it.
 	testutil.Update(t, env.Client, types.NamespacedName{Namespace: ns, Name: "orders-credentials"}, &corev1.Secret{}, func(s *corev1.Secret) {
 		s.Data["password"] = []byte("rotated-password-value")
 	})
-	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "checksum changed after the rotation", func(d *appsv1.Deployment) error {
+	var job batchv1.Job
+	testutil.Eventually(t, testutil.DefaultTimeout, "the database's credentials Job", func() error {
+		jobs := &batchv1.JobList{}
+		if err := env.Client.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{database.CredentialsJobLabel: "credentials"}); err != nil {
+			return err
+		}
+		if len(jobs.Items) != 1 {
+			return fmt.Errorf("%d credentials Jobs", len(jobs.Items))
+		}
+		job = jobs.Items[0]
+		return nil
+	})
+	testutil.WaitFor(t, env.Client, dbKey, &v1beta1.DatabaseCluster{}, "CredentialsSynced=False while the Job runs", func(db *v1beta1.DatabaseCluster) error {
+		if c := meta.FindStatusCondition(db.Status.Conditions, database.ConditionCredentialsSynced); c == nil || c.Status != metav1.ConditionFalse {
+			return fmt.Errorf("CredentialsSynced %+v", c)
+		}
+		return nil
+	})
+	d := &appsv1.Deployment{}
+	if err := env.Client.Get(ctx, key, d); err != nil {
+		t.Fatal(err)
+	}
+	if sum := d.Spec.Template.Annotations[app.BindingsChecksumAnnotation]; sum != firstSum {
+		t.Fatalf("the pods rolled (checksum %s, was %s) before the database had the new password", sum, firstSum)
+	}
+	testutil.FinishJob(t, env.Client, client.ObjectKeyFromObject(&job), true)
+	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "checksum changed once the database has the new password", func(d *appsv1.Deployment) error {
 		if sum := d.Spec.Template.Annotations[app.BindingsChecksumAnnotation]; sum == firstSum {
 			return fmt.Errorf("checksum still %s", sum)
 		}
@@ -439,7 +468,6 @@ func TestBindingsWaitProjectAndRoll(t *testing.T) {
 	if err := env.Client.Get(ctx, key, got); err != nil {
 		t.Fatal(err)
 	}
-	d := &appsv1.Deployment{}
 	if err := env.Client.Get(ctx, key, d); err != nil {
 		t.Fatal(err)
 	}

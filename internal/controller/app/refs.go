@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -149,33 +150,37 @@ func (h Handler) resolveBindings(ctx context.Context, s *engine.Scope[*mooringv1
 	return out, true, nil
 }
 
-// provisioned reads the phase and status.binding of the service a binding names.
-func provisioned(ctx context.Context, c client.Reader, key client.ObjectKey, kind string) (phase string, status *v1beta1.ServiceBindingStatus, err error) {
+// provisioned reads the phase and status.binding of the service a binding names, and the
+// revision of the credentials the service has (empty when it publishes none).
+func provisioned(ctx context.Context, c client.Reader, key client.ObjectKey, kind string) (phase string, status *v1beta1.ServiceBindingStatus, credentials string, err error) {
 	switch kind {
 	case mooringv1.BindingKindDatabaseCluster:
 		db := &v1beta1.DatabaseCluster{}
 		if err := c.Get(ctx, key, db); err != nil {
-			return "", nil, err
+			return "", nil, "", err
 		}
-		return string(db.Status.Phase), db.Status.Binding, nil
+		if cr := db.Status.Credentials; cr != nil {
+			credentials = "credentials-" + strconv.FormatInt(cr.Revision, 10)
+		}
+		return string(db.Status.Phase), db.Status.Binding, credentials, nil
 	case mooringv1.BindingKindCacheInstance:
 		ci := &mooringv1.CacheInstance{}
 		if err := c.Get(ctx, key, ci); err != nil {
-			return "", nil, err
+			return "", nil, "", err
 		}
 		if b := ci.Status.Binding; b != nil {
 			status = &v1beta1.ServiceBindingStatus{Name: b.Name, SecretName: b.SecretName}
 		}
-		return string(ci.Status.Phase), status, nil
+		return string(ci.Status.Phase), status, "", nil
 	}
-	return "", nil, fmt.Errorf("unknown kind %q", kind)
+	return "", nil, "", fmt.Errorf("unknown kind %q", kind)
 }
 
 // resolveBinding returns the binding resolved, or why it must wait (wait). A binding the
 // live Deployment already projects resolves while its service is not Running too; why it
 // is not is in notRunning then.
 func resolveBinding(ctx context.Context, c client.Reader, ns string, b mooringv1.AppBinding, live *appsv1.Deployment) (rb ResolvedBinding, wait, notRunning string, err error) {
-	phase, status, err := provisioned(ctx, c, client.ObjectKey{Namespace: ns, Name: b.Ref.Name}, b.Ref.Kind)
+	phase, status, credentials, err := provisioned(ctx, c, client.ObjectKey{Namespace: ns, Name: b.Ref.Name}, b.Ref.Kind)
 	if apierrors.IsNotFound(err) {
 		return ResolvedBinding{}, fmt.Sprintf("%s %s does not exist", b.Ref.Kind, b.Ref.Name), "", nil
 	}
@@ -221,9 +226,16 @@ func resolveBinding(ctx context.Context, c client.Reader, ns string, b mooringv1
 			}
 			return ResolvedBinding{}, "", "", fmt.Errorf("get Secret %s: %w", rb.Secret, err)
 		}
-		// The resourceVersion changes with every write of the Secret: a rotated password
-		// rolls the pods without Mooring reading, hashing or caching the password.
-		version = append(version, secret.ResourceVersion)
+		// A DatabaseCluster publishes a credentials revision that advances only once the
+		// database itself has the Secret's new password: the pods roll onto it then, not
+		// when the Secret is written. Otherwise (a CacheInstance, or a cluster that has not
+		// published one yet) the Secret's resourceVersion, which changes with every write,
+		// rolls them; either way without Mooring reading, hashing or caching the password.
+		if credentials != "" {
+			version = append(version, credentials)
+		} else {
+			version = append(version, secret.ResourceVersion)
+		}
 	}
 	rb.Version = strings.Join(version, "/")
 	return rb, "", notRunning, nil
