@@ -111,7 +111,7 @@ func TestAPIServerSelectorsMatchTheAPIServer(t *testing.T) {
 				}
 				for _, m := range vs.LabelMatchers {
 					// job is the scrape's target label, not the API server's.
-					if m.Name == labels.MetricName || m.Name == "job" {
+					if m.Name == model.MetricNameLabel || m.Name == "job" {
 						continue
 					}
 					values, ok := have[m.Name]

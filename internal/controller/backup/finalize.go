@@ -42,52 +42,15 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 			fmt.Sprintf("cleanupPolicy is Retain: the dumps in PVC %s are kept.", b.ClaimName()))
 		return release(ctx, s)
 	}
-	// No dump may start, or go on, while the dumps are removed. Jobs of the CronJob go with
-	// it (garbage collection); on-demand Jobs are the Backup's own.
-	if err := s.Delete(ctx, &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name}}); err != nil {
+	if err := stopDumps(ctx, s); err != nil {
 		return false, ctrl.Result{}, err
 	}
-	jobs, err := dumpJobs(ctx, s)
-	if err != nil {
-		return false, ctrl.Result{}, err
-	}
-	for i := range jobs {
-		if jobs[i].Labels[JobTypeLabel] == JobManual && !jobFinished(&jobs[i]) {
-			if err := s.Delete(ctx, &jobs[i]); err != nil {
-				return false, ctrl.Result{}, err
-			}
-		}
-	}
-
 	claim := StorageClaim(b)
-	if claim == nil {
-		// The user's volume: a cleanup Job on a claim that does not exist would sit Pending
-		// for ever, and keep the Backup with it. Read past the cache, which may not hold
-		// the claim yet; a claim being deleted takes its files with it and takes no new pod.
-		live := pvcMetadata()
-		err := h.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.Storage.ExistingClaim}, live)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return false, ctrl.Result{}, fmt.Errorf("get PVC %s: %w", b.Spec.Storage.ExistingClaim, err)
-		}
-		if apierrors.IsNotFound(err) || live.DeletionTimestamp != nil {
-			state := "does not exist"
-			if err == nil {
-				state = "is being deleted"
-			}
-			s.Event(corev1.EventTypeNormal, ReasonNothingToClean, "Finalize", fmt.Sprintf(
-				"PVC %s named in spec.storage.existingClaim %s: nothing to clean up; deleting the Backup.", b.Spec.Storage.ExistingClaim, state))
-			return release(ctx, s)
-		}
-	}
-	if claim != nil {
-		live := &corev1.PersistentVolumeClaim{}
-		err := s.Client.Get(ctx, client.ObjectKeyFromObject(claim), live)
-		if apierrors.IsNotFound(err) || (err == nil && !isStorageOf(live, b)) {
-			return release(ctx, s) // Mooring never made the volume: no dump of this Backup to remove
-		}
+	if nothing, err := h.nothingToClean(ctx, s, claim); err != nil || nothing {
 		if err != nil {
-			return false, ctrl.Result{}, fmt.Errorf("get PVC %s: %w", claim.Name, err)
+			return false, ctrl.Result{}, err
 		}
+		return release(ctx, s)
 	}
 
 	switch {
@@ -154,6 +117,64 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 	}
 	// The Job watch brings the Backup back when the Job finishes.
 	return false, ctrl.Result{}, nil
+}
+
+// stopDumps deletes the CronJob and the unfinished on-demand Jobs: no dump may start, or
+// go on, while the dumps are removed. Jobs of the CronJob go with it (garbage
+// collection); on-demand Jobs are the Backup's own.
+func stopDumps(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) error {
+	b := s.Object
+	if err := s.Delete(ctx, &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name}}); err != nil {
+		return err
+	}
+	jobs, err := dumpJobs(ctx, s)
+	if err != nil {
+		return err
+	}
+	for i := range jobs {
+		if jobs[i].Labels[JobTypeLabel] == JobManual && !jobFinished(&jobs[i]) {
+			if err := s.Delete(ctx, &jobs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// nothingToClean reports whether the Backup's volume holds none of its dumps, so that it
+// may go at once: the user's claim (claim nil) does not exist or is being deleted, or
+// Mooring's own claim was never made.
+func (h Handler) nothingToClean(ctx context.Context, s *engine.Scope[*mooringv1.Backup], claim *corev1.PersistentVolumeClaim) (bool, error) {
+	b := s.Object
+	if claim != nil {
+		live := &corev1.PersistentVolumeClaim{}
+		err := s.Client.Get(ctx, client.ObjectKeyFromObject(claim), live)
+		if apierrors.IsNotFound(err) || (err == nil && !isStorageOf(live, b)) {
+			return true, nil // Mooring never made the volume: no dump of this Backup to remove
+		}
+		if err != nil {
+			return false, fmt.Errorf("get PVC %s: %w", claim.Name, err)
+		}
+		return false, nil
+	}
+	// The user's volume: a cleanup Job on a claim that does not exist would sit Pending for
+	// ever, and keep the Backup with it. Read past the cache, which may not hold the claim
+	// yet; a claim being deleted takes its files with it and takes no new pod.
+	live := pvcMetadata()
+	err := h.APIReader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.Storage.ExistingClaim}, live)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("get PVC %s: %w", b.Spec.Storage.ExistingClaim, err)
+	}
+	if err == nil && live.DeletionTimestamp == nil {
+		return false, nil
+	}
+	state := "does not exist"
+	if err == nil {
+		state = "is being deleted"
+	}
+	s.Event(corev1.EventTypeNormal, ReasonNothingToClean, "Finalize", fmt.Sprintf(
+		"PVC %s named in spec.storage.existingClaim %s: nothing to clean up; deleting the Backup.", b.Spec.Storage.ExistingClaim, state))
+	return true, nil
 }
 
 // The cleanup Job is created without an owner reference to the Backup. The Backup is
