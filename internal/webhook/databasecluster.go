@@ -19,7 +19,11 @@ import (
 )
 
 // +kubebuilder:webhook:path=/mutate-mooring-dev-v1beta1-databasecluster,mutating=true,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=databaseclusters,verbs=create;update,versions=v1beta1,name=mdatabasecluster-v1beta1.mooring.dev,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-mooring-dev-v1beta1-databasecluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=databaseclusters,verbs=create;update;delete,versions=v1beta1,name=vdatabasecluster-v1beta1.mooring.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-mooring-dev-v1beta1-databasecluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=databaseclusters,verbs=create;update,versions=v1beta1,name=vdatabasecluster-v1beta1.mooring.dev,admissionReviewVersions=v1
+// Deletes go to the same handler through a webhook of their own that fails open: its only
+// check (ValidateDelete) guards against a foreground deletion, and a cluster must stay
+// deletable, and its namespace too, while the operator is down or uninstalled.
+// +kubebuilder:webhook:path=/validate-mooring-dev-v1beta1-databasecluster,mutating=false,failurePolicy=ignore,sideEffects=None,groups=mooring.dev,resources=databaseclusters,verbs=delete,versions=v1beta1,name=vdatabasecluster-delete-v1beta1.mooring.dev,admissionReviewVersions=v1,timeoutSeconds=5
 
 // DatabaseClusterDefaulter fills in the defaults that depend on other fields. Requests for
 // v1alpha1 objects arrive converted to v1beta1 (matchPolicy Equivalent), so one webhook
