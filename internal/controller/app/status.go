@@ -18,6 +18,12 @@ import (
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
+// hpaPodName matches the pod an HPA message names ("missing request for cpu in container
+// app of Pod web-1"). The HPA names whichever pod it looked at first, which changes with
+// every rollout and between its syncs; copied into the App's condition it would rewrite
+// the App's status each time for the same problem.
+var hpaPodName = regexp.MustCompile(` of Pod [^\s:;,]+`)
+
 // deriveStatus sets the App's status from its Deployment and, while spec.autoscaling is
 // set, its HorizontalPodAutoscaler (nil when there is none); how a rollout reads as a
 // phase and conditions is shared with every Deployment-backed kind (package rollout).
@@ -74,7 +80,7 @@ func setAutoscaling(app *mooringv1.App, hpa *autoscalingv2.HorizontalPodAutoscal
 		case c == nil:
 		case c.Status == corev1.ConditionFalse:
 			reason := validReason(c.Reason, ReasonAutoscalerCannotScale)
-			msg := fmt.Sprintf("HorizontalPodAutoscaler %s: %s=False: %s", hpa.Name, t, c.Message)
+			msg := fmt.Sprintf("HorizontalPodAutoscaler %s: %s=False: %s", hpa.Name, t, hpaPodName.ReplaceAllString(c.Message, ""))
 			if len(msg) > maxAutoscalingMessage {
 				msg = strings.ToValidUTF8(msg[:maxAutoscalingMessage], "")
 			}

@@ -179,6 +179,10 @@ func TestAutoscalingCondition(t *testing.T) {
 		"HPA not reported yet": {hpa: hpa(), status: metav1.ConditionUnknown, reason: ReasonAutoscalerPending},
 		"no CPU request": {hpa: hpa(ableToScale, noRequest), status: metav1.ConditionFalse, reason: "FailedGetResourceMetric",
 			message: "ScalingActive=False: the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu"},
+		"no CPU request, another pod named": {hpa: hpa(ableToScale, cond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "FailedGetResourceMetric",
+			"the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container app of Pod web-7")),
+			status: metav1.ConditionFalse, reason: "FailedGetResourceMetric",
+			message: "HorizontalPodAutoscaler web: ScalingActive=False: the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container app"},
 		"cannot get the scale": {hpa: hpa(cond(autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale", "deployments.apps \"web\" not found")),
 			status: metav1.ConditionFalse, reason: "FailedGetScale", message: "AbleToScale=False"},
 		"reason not a condition reason": {hpa: hpa(ableToScale, cond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "not valid!", "x")),
@@ -201,6 +205,11 @@ func TestAutoscalingCondition(t *testing.T) {
 			c := meta.FindStatusCondition(app.Status.Conditions, ConditionAutoscaling)
 			if c == nil || c.Status != tt.status || c.Reason != tt.reason || !strings.Contains(c.Message, tt.message) {
 				t.Fatalf("Autoscaling %+v, want %s/%s with a message containing %q", c, tt.status, tt.reason, tt.message)
+			}
+			// The pod an HPA message names changes from sync to sync: copied, it would
+			// rewrite the App's status for the same problem.
+			if strings.Contains(c.Message, "of Pod") {
+				t.Errorf("Autoscaling message %q names a pod", c.Message)
 			}
 			if app.Status.Phase != mooringv1.AppRunning {
 				t.Errorf("phase %s, want Running: the pods run whatever the autoscaler says", app.Status.Phase)
