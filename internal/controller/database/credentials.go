@@ -118,12 +118,12 @@ func CredentialsJob(db *v1beta1.DatabaseCluster, hash string) *batchv1.Job {
 
 // fingerprints identify the credentials in a cluster's two Secrets without being them.
 type fingerprints struct {
-	// credentials is an HMAC-SHA-256 of the username and password keyed with the
-	// superuser password, so that status gives no way to test guesses at a weak password
-	// chosen by hand without the superuser password, which is random unless the cluster
-	// predates the admin Secret.
+	// credentials is an HMAC-SHA-256 of the username and password keyed with a PBKDF2 of
+	// the superuser password, so that status gives no way to test guesses at a password
+	// cheaper than that PBKDF2.
 	credentials string
-	// admin is a PBKDF2 of the superuser password, salted with the cluster's UID.
+	// admin is derived from a PBKDF2 of the superuser password, salted with the
+	// cluster's UID.
 	admin string
 	// superuser: the credentials name the engine's superuser, whose password is the
 	// admin Secret's business.
@@ -132,11 +132,18 @@ type fingerprints struct {
 
 func fingerprintsOf(db *v1beta1.DatabaseCluster, credentials, admin *corev1.Secret) (fingerprints, error) {
 	adminPassword := string(admin.Data[PasswordKey])
-	key, err := pbkdf2.Key(sha256.New, adminPassword, []byte("mooring.dev/admin/"+string(db.UID)), adminHashIterations, 16)
+	// One slow derivation from the superuser password gives both the admin fingerprint and
+	// the key of the credentials' HMAC, each under its own label. Keyed with the password
+	// itself, the HMAC would let anyone who can read the cluster's status test guesses
+	// at a cheap hash's speed where the superuser password is the application's (a
+	// cluster older than its admin Secret); keyed so, every guess costs the PBKDF2.
+	seed, err := pbkdf2.Key(sha256.New, adminPassword, []byte("mooring.dev/admin/"+string(db.UID)), adminHashIterations, 32)
 	if err != nil {
 		return fingerprints{}, err
 	}
-	mac := hmac.New(sha256.New, []byte(adminPassword))
+	adminSum := sha256.Sum256(append([]byte("mooring.dev/admin-fingerprint\x00"), seed...))
+	macKey := sha256.Sum256(append([]byte("mooring.dev/credentials-key\x00"), seed...))
+	mac := hmac.New(sha256.New, macKey[:])
 	username, password := credentials.Data[UsernameKey], credentials.Data[PasswordKey]
 	// Lengths first, so that no two (username, password) pairs are the same message.
 	fmt.Fprintf(mac, "mooring.dev/credentials\x00%s\x00%d\x00%d\x00", db.UID, len(username), len(password))
@@ -144,7 +151,7 @@ func fingerprintsOf(db *v1beta1.DatabaseCluster, credentials, admin *corev1.Secr
 	mac.Write(password)
 	return fingerprints{
 		credentials: hex.EncodeToString(mac.Sum(nil)[:16]),
-		admin:       hex.EncodeToString(key),
+		admin:       hex.EncodeToString(adminSum[:16]),
 		superuser:   string(username) == adminUser(db.Spec.Engine),
 	}, nil
 }

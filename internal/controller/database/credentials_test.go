@@ -1,6 +1,10 @@
 package database
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -140,5 +144,15 @@ func TestFingerprints(t *testing.T) {
 	}
 	if !fp("postgres", "x", "admin-pw").superuser {
 		t.Error("credentials naming postgres are not the superuser's")
+	}
+	// A cluster older than its admin Secret has the application's password as the
+	// superuser's. A fingerprint keyed with that password would let anyone who reads the
+	// status test a guess with one HMAC; it must take the PBKDF2 instead.
+	shared := fp("app", "secret-pw", "secret-pw")
+	cheap := hmac.New(sha256.New, []byte("secret-pw"))
+	fmt.Fprintf(cheap, "mooring.dev/credentials\x00%s\x00%d\x00%d\x00", db.UID, len("app"), len("secret-pw"))
+	cheap.Write([]byte("appsecret-pw"))
+	if shared.credentials == hex.EncodeToString(cheap.Sum(nil)[:16]) {
+		t.Error("the credentials fingerprint is an HMAC keyed with the password itself")
 	}
 }
