@@ -66,6 +66,9 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 	admin := func() *corev1.EnvVarSource { return secretRef(AdminSecretName(db), PasswordKey) }
 	env := []corev1.EnvVar{
 		{Name: "POD_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + podIndexLabel + "']"}}},
+		// The probes reach the server at the pod's own address, as clients do: the
+		// images' set-up runs a temporary server that listens on 127.0.0.1 only.
+		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 		{Name: "PRIMARY_HOST", Value: fmt.Sprintf("%s.%s", PrimaryPodName(db), HeadlessServiceName(db))},
 		// Credentials come from the Secrets through the environment, never the command line.
 		{Name: e.userEnv, ValueFrom: app(UsernameKey)},

@@ -47,15 +47,18 @@ exec /opt/bitnami/scripts/postgresql/entrypoint.sh /opt/bitnami/scripts/postgres
 else export MYSQL_REPLICATION_MODE=slave MYSQL_MASTER_HOST="$PRIMARY_HOST"; fi
 exec /opt/bitnami/scripts/mysql/entrypoint.sh /opt/bitnami/scripts/mysql/run.sh`,
 		// mysqld listens only once recovery and an in-place upgrade are done, so a ping
-		// that answers means the server takes queries. The password reaches mysqladmin
-		// through MYSQL_PWD, never its arguments (visible in the process list).
+		// that answers means the server takes queries. It pings the pod's address: the
+		// image's set-up (first initialisation, mysql_upgrade at every start) runs a
+		// temporary server bound to 127.0.0.1, which would answer a ping on localhost
+		// while clients cannot connect. The password reaches mysqladmin through
+		// MYSQL_PWD, never its arguments (visible in the process list).
 		readyScript: mysqlPing,
 		aliveScript: mysqlPing,
 	},
 }
 
 const mysqlPing = `export MYSQL_PWD="$MYSQL_ROOT_PASSWORD"
-exec mysqladmin ping --host=127.0.0.1 --port=3306 --user=root --connect-timeout=5 --silent`
+exec mysqladmin ping --host="$POD_IP" --port=3306 --user=root --connect-timeout=5 --silent`
 
 func engineFor(db *v1beta1.DatabaseCluster) (engineSpec, error) {
 	e, ok := engines[db.Spec.Engine]

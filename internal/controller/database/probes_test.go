@@ -35,8 +35,11 @@ func TestProbes(t *testing.T) {
 					continue
 				}
 				script := p.Exec.Command[2]
-				if !strings.Contains(script, "--host=127.0.0.1") {
-					t.Errorf("%s probe %q does not connect to 127.0.0.1", name, script)
+				// MySQL's image runs its set-up server on 127.0.0.1 only: the probes
+				// must reach the server where clients do.
+				host := map[v1beta1.DatabaseEngine]string{v1beta1.PostgreSQL: "--host=127.0.0.1", v1beta1.MySQL: `--host="$POD_IP"`}[e]
+				if !strings.Contains(script, host) {
+					t.Errorf("%s probe %q does not connect with %s", name, script, host)
 				}
 				// The only credential is taken from the environment by name.
 				if strings.Contains(script, " -p") || strings.Contains(script, "--password") {
@@ -98,29 +101,38 @@ func TestPostgreSQLProbeScripts(t *testing.T) {
 }
 
 // mysqladmin gets the root password through MYSQL_PWD, copied from the container's
-// MYSQL_ROOT_PASSWORD, and never among its arguments.
+// MYSQL_ROOT_PASSWORD, and never among its arguments; it pings the pod's own address
+// (POD_IP, from the downward API), not 127.0.0.1, where the image's temporary set-up
+// server answers while clients cannot connect.
 func TestMySQLProbeScripts(t *testing.T) {
 	sts, err := StatefulSet(newDB(v1beta1.MySQL, func(d *v1beta1.DatabaseCluster) { d.Spec.Version = "8.4" }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := sts.Spec.Template.Spec.Containers[0]
+	podIP := false
+	for _, e := range c.Env {
+		podIP = podIP || (e.Name == "POD_IP" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP")
+	}
+	if !podIP {
+		t.Errorf("the container has no POD_IP from status.podIP: %+v", c.Env)
+	}
 	const password = "r00t-Pa55 'quoted'"
 	bin := t.TempDir()
 	fake := `#!/bin/sh
 case "$*" in *"$MYSQL_PWD"*) echo "password among the arguments" >&2; exit 5 ;; esac
 [ "$MYSQL_PWD" = "` + password + `" ] || { echo "MYSQL_PWD not set from MYSQL_ROOT_PASSWORD" >&2; exit 6; }
-[ "$*" = "ping --host=127.0.0.1 --port=3306 --user=root --connect-timeout=5 --silent" ] || { echo "arguments $*" >&2; exit 7; }
+[ "$*" = "ping --host=10.1.2.3 --port=3306 --user=root --connect-timeout=5 --silent" ] || { echo "arguments $*" >&2; exit 7; }
 exit "$MYSQLADMIN_RC"
 `
 	if err := os.WriteFile(filepath.Join(bin, "mysqladmin"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
-		if !probeRuns(t, p, bin, "MYSQL_ROOT_PASSWORD="+password, "MYSQLADMIN_RC=0") {
+		if !probeRuns(t, p, bin, "MYSQL_ROOT_PASSWORD="+password, "POD_IP=10.1.2.3", "MYSQLADMIN_RC=0") {
 			t.Errorf("%s fails with a server that answers", name)
 		}
-		if probeRuns(t, p, bin, "MYSQL_ROOT_PASSWORD="+password, "MYSQLADMIN_RC=1") {
+		if probeRuns(t, p, bin, "MYSQL_ROOT_PASSWORD="+password, "POD_IP=10.1.2.3", "MYSQLADMIN_RC=1") {
 			t.Errorf("%s passes with a server that does not answer", name)
 		}
 	}
