@@ -266,13 +266,5 @@ func release(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (bool, ctr
 
 // deleteJob deletes job, and its pods with it, unless it is already gone or replaced.
 func deleteJob(ctx context.Context, s *engine.Scope[*mooringv1.Backup], job *batchv1.Job) error {
-	if job.DeletionTimestamp != nil {
-		return nil
-	}
-	err := s.Client.Delete(ctx, job, client.Preconditions{UID: &job.UID},
-		client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("delete Job %s: %w", job.Name, err)
-	}
-	return nil
+	return engine.DeleteExact(ctx, s.Client, job)
 }
