@@ -30,6 +30,7 @@ type config struct {
 	root     string
 	binDir   string
 	nodes    int
+	realNode string
 	timeout  time.Duration
 	detached bool // set by "up" on the background "run" it starts
 }
@@ -98,6 +99,7 @@ func newFlagSet(name string, cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.root, "root", ".", "repository root: CRDs from config/crd/bases, webhook configurations from config/webhook")
 	fs.StringVar(&cfg.binDir, "bin-dir", "bin/k8s", "control-plane binaries and kubectl (hack/tools/build.sh)")
 	fs.IntVar(&cfg.nodes, "nodes", 3, "simulated nodes in the local cluster")
+	fs.StringVar(&cfg.realNode, "real-node", "auto", "a node with a real kubelet and containerd beside the simulated ones: auto (when the machine allows it), on or off")
 	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "how long up waits for the operator to be ready")
 	fs.BoolVar(&cfg.detached, "detached", false, "internal: set on the background run started by up")
 	return fs

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mooringhq/mooring/internal/devenv"
 	"github.com/mooringhq/mooring/internal/localcluster"
+	"github.com/mooringhq/mooring/internal/nodeimage"
 )
 
 // run starts everything, stays until a signal or a crash, then stops everything in
@@ -78,8 +79,13 @@ func run(parent context.Context, cfg config) (err error) {
 			return err
 		}
 	} else {
+		realNode, err := realNodeMode(cfg.realNode)
+		if err != nil {
+			return err
+		}
 		c, err := localcluster.Start(ctx, localcluster.Options{
 			BinDir: cfg.binDir, StateDir: cfg.state, Nodes: cfg.nodes, Out: out,
+			RealNode: realNode, NodeImages: nodeImages(cfg, out),
 		})
 		if err != nil {
 			return interrupted(err)
@@ -299,3 +305,35 @@ func externalConfig() (*rest.Config, error) {
 }
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
+
+// realNodeMode reads --real-node.
+func realNodeMode(s string) (localcluster.RealNode, error) {
+	switch s {
+	case "auto":
+		return localcluster.RealNodeAuto, nil
+	case "on":
+		return localcluster.RealNodeOn, nil
+	case "off":
+		return localcluster.RealNodeOff, nil
+	}
+	return "", fmt.Errorf("--real-node is %q; want auto, on or off", s)
+}
+
+// nodeImages are the images the real node gets: the pause image and the stand-ins the
+// samples run (built from Debian's packages once per machine, internal/nodeimage), and
+// the operator's and the portal's from `make image` when they were built.
+func nodeImages(cfg config, out io.Writer) func(context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		archives, err := nodeimage.EnsureAll(ctx, nodeimage.Startup(), nodeimage.Options{Log: out})
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range []string{"mooring.tar", "mooring-portal.tar"} {
+			path := filepath.Join(cfg.root, "bin", "image", name)
+			if _, err := os.Stat(path); err == nil {
+				archives = append(archives, path)
+			}
+		}
+		return archives, nil
+	}
+}

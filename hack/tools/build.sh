@@ -9,8 +9,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # Bump recipe when a change to this script changes what the binaries are (flags, ldflags).
 recipe=2
-key=$( (cat "$here/go.mod" "$here/go.sum"; echo "recipe=$recipe") | sha256sum | cut -c1-12)
-cache=${MOORING_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mooring/tools}/$key
+cache_root=${MOORING_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mooring/tools}
+# cache_dir prints the cache directory of the tools module in directory $1 (relative to
+# hack/tools): one per module, keyed by that module's go.mod and go.sum.
+cache_dir() {
+  local key
+  key=$( (cat "$here/$1/go.mod" "$here/$1/go.sum"; echo "recipe=$recipe") | sha256sum | cut -c1-12)
+  echo "$cache_root/$key"
+}
+cache=$(cache_dir .)
 out=$root/bin/k8s
 k8s_version=$(cd "$here" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 mkdir -p "$cache" "$out"
@@ -23,7 +30,11 @@ if ! flock -n 9; then
   flock 9
 fi
 
-# name:package, in build order (the API server and etcd first: envtest needs only those).
+# name:package[:module dir], in build order (the API server and etcd first: envtest needs
+# only those). The last three run the local cluster's real node (internal/localcluster),
+# each from a module of its own: node/ (the kubelet and kube-proxy, same Kubernetes pins,
+# so adding them did not change the control plane's cache key) and coredns/ (whose
+# dependencies must never move the Kubernetes pins here).
 tools=(
   etcd:go.etcd.io/etcd/server/v3
   kube-apiserver:k8s.io/kubernetes/cmd/kube-apiserver
@@ -32,11 +43,16 @@ tools=(
   kube-controller-manager:k8s.io/kubernetes/cmd/kube-controller-manager
   kube-scheduler:k8s.io/kubernetes/cmd/kube-scheduler
   kwok:sigs.k8s.io/kwok/cmd/kwok
+  kubelet:k8s.io/kubernetes/cmd/kubelet:node
+  kube-proxy:k8s.io/kubernetes/cmd/kube-proxy:node
+  coredns:github.com/coredns/coredns:coredns
 )
 
 for entry in "${tools[@]}"; do
-  name=${entry%%:*}
-  pkg=${entry#*:}
+  IFS=: read -r name pkg module <<<"$entry"
+  module=${module:-.}
+  cache=$(cache_dir "$module")
+  mkdir -p "$cache"
   if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/$name" ]; then
     ln -sfn "$KUBEBUILDER_ASSETS/$name" "$out/$name"
     continue
@@ -50,7 +66,7 @@ for entry in "${tools[@]}"; do
       # (kubectl version would fail against the v0.0.0-master default).
       k8s.io/kubernetes/*) ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$k8s_version" | cut -d. -f2)" ;;
     esac
-    (cd "$here" && go build -trimpath -ldflags="$ldflags" -o "$cache/$name.tmp.$$" "$pkg")
+    (cd "$here/$module" && go build -trimpath -ldflags="$ldflags" -o "$cache/$name.tmp.$$" "$pkg")
     mv "$cache/$name.tmp.$$" "$cache/$name"
     echo "tools: built $name in $(( $(date +%s) - start ))s"
   fi

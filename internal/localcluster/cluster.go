@@ -39,6 +39,8 @@ type Cluster struct {
 	// launches remember how each component was started, for Restart.
 	launches map[string]launchSpec
 	exited   chan error
+	// node is the real node, nil when the cluster runs on simulated nodes only.
+	node *realNode
 
 	stopOnce sync.Once
 	stopErr  error
@@ -62,9 +64,12 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		StateDir:       o.StateDir,
 		out:            o.Out,
 		layout:         newLayout(o.StateDir),
-		exited:         make(chan error, len(requiredBinaries)),
+		exited:         make(chan error, len(requiredBinaries)+len(realNodeBinaries)+1),
 	}
 	fmt.Fprintf(o.Out, "localcluster: starting in %s (logs in %s)\n", o.StateDir, c.layout.logs)
+	if err := c.takeRealNode(ctx, o); err != nil {
+		return nil, fmt.Errorf("localcluster: real node: %w", err)
+	}
 	if err := c.start(ctx, o); err != nil {
 		_ = c.Stop()
 		return nil, fmt.Errorf("localcluster: %w", err)
@@ -122,6 +127,14 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	if err := writeKubeconfig(c.KubeconfigPath, l.serverURL(), ca.caPEM, admin); err != nil {
 		return err
 	}
+	serverArgs := apiserverArgs(*l, saKey)
+	if c.node != nil {
+		kubeletClient, err := c.node.writeNodePKI(ca, *l)
+		if err != nil {
+			return err
+		}
+		serverArgs = append(serverArgs, kubeletClient...)
+	}
 	c.Config = restConfig(l.serverURL(), ca.caPEM, admin)
 	if err := writeKwokConfig(o.BinDir, l.kwokConfig()); err != nil {
 		return err
@@ -138,7 +151,7 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	if _, err := c.launch(ctx, o, etcd, etcdArgs(*l), nil, "", httpOK(http.DefaultClient, l.etcdURL()+"/health")); err != nil {
 		return err
 	}
-	apiserver, err := c.launch(ctx, o, kubeAPIServer, append(apiserverArgs(*l, saKey), o.APIServerArgs...), nil, "", httpOK(probe, l.serverURL()+"/readyz"))
+	apiserver, err := c.launch(ctx, o, kubeAPIServer, append(serverArgs, o.APIServerArgs...), nil, "", httpOK(probe, l.serverURL()+"/readyz"))
 	if err != nil {
 		return err
 	}
@@ -173,16 +186,51 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 		return err
 	}
 	fmt.Fprintf(o.Out, "localcluster: default ServiceAccount ready (%s)\n", since(t0))
+	if c.node != nil {
+		return c.startRealNode(ctx, o, cs)
+	}
+	// A state directory that had a real node before runs without it now: its simulated
+	// nodes take the workloads again.
+	return setSimulatedTaints(ctx, cs, o.Nodes, false)
+}
+
+// takeRealNode prepares the real node when o asks for one and the machine allows it.
+// With RealNodeAuto, a machine that does not is said in one line and the cluster runs
+// on its simulated nodes.
+func (c *Cluster) takeRealNode(ctx context.Context, o Options) error {
+	if o.RealNode == RealNodeOff {
+		return nil
+	}
+	err := RealNodeSupport(o.BinDir)
+	if err == nil {
+		c.node, err = prepareRealNode(ctx, o)
+	}
+	if err != nil {
+		if o.RealNode == RealNodeOn {
+			return err
+		}
+		fmt.Fprintf(o.Out, "localcluster: no real node: %v; pods run on simulated nodes only\n", err)
+		return nil
+	}
+	c.layout.host = nodeIP
 	return nil
 }
+
+// HasRealNode reports whether the cluster runs a real node (RealNodeName).
+func (c *Cluster) HasRealNode() bool { return c.node != nil }
 
 // launch starts a component, watches it for unexpected exits and waits until ready
 // holds, then prints a progress line with the time it took.
 func (c *Cluster) launch(ctx context.Context, o Options, name string, args, env []string, note string, ready check) (*process, error) {
+	return c.launchPath(ctx, filepath.Join(o.BinDir, name), name, args, env, note, ready)
+}
+
+// launchPath is launch for a binary outside Options.BinDir (containerd).
+func (c *Cluster) launchPath(ctx context.Context, path, name string, args, env []string, note string, ready check) (*process, error) {
 	t0 := time.Now()
 	p, err := startProcess(processSpec{
 		name:    name,
-		path:    filepath.Join(o.BinDir, name),
+		path:    path,
 		args:    args,
 		env:     env,
 		logPath: c.layout.logFile(name),
@@ -199,7 +247,7 @@ func (c *Cluster) launch(ctx context.Context, o Options, name string, args, env 
 	if err := waitFor(ctx, p, name, componentTimeout, ready); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(o.Out, "localcluster: %s ready%s (%s)\n", name, note, since(t0))
+	fmt.Fprintf(c.out, "localcluster: %s ready%s (%s)\n", name, note, since(t0))
 	return p, nil
 }
 
@@ -224,6 +272,7 @@ func (c *Cluster) Exited() <-chan error { return c.exited }
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		if len(c.procs) == 0 {
+			c.stopErr = c.stopRealNode()
 			return
 		}
 		t0 := time.Now()
@@ -242,6 +291,7 @@ func (c *Cluster) Stop() error {
 				fmt.Fprintf(c.out, "localcluster: %s ignored SIGTERM for %s, killed\n", p.name, stopGrace)
 			}
 		}
+		errs = append(errs, c.stopRealNode())
 		c.stopErr = errors.Join(errs...)
 		if c.stopErr == nil {
 			fmt.Fprintf(c.out, "localcluster: stopped (%s)\n", since(t0))
@@ -257,3 +307,17 @@ func since(t time.Time) string {
 
 // EtcdURL is etcd's client URL, for tests that check what the API server stored.
 func (c *Cluster) EtcdURL() string { return c.layout.etcdURL() }
+
+// stopRealNode removes the real node's containers, mounts, network and state once its
+// processes are stopped.
+func (c *Cluster) stopRealNode() error {
+	if c.node == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.node.stop(ctx); err != nil {
+		return fmt.Errorf("real node: %w", err)
+	}
+	return nil
+}

@@ -33,12 +33,18 @@ func etcdArgs(l layout) []string {
 }
 
 func apiserverArgs(l layout, saKey string) []string {
+	// The endpoint reconciler rejects a loopback address, and nothing in a cluster
+	// without containers needs the "kubernetes" Service to have endpoints. With a real
+	// node the API server listens on the node's bridge address instead, and the
+	// "kubernetes" Service leads pods there.
+	reconciler := "--endpoint-reconciler-type=none"
+	if l.host != "127.0.0.1" {
+		reconciler = "--endpoint-reconciler-type=lease"
+	}
 	return []string{
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
-		// The endpoint reconciler rejects a loopback address, and nothing in a cluster
-		// without containers needs the "kubernetes" Service to have endpoints.
-		"--endpoint-reconciler-type=none",
+		"--bind-address=" + l.host,
+		"--advertise-address=" + l.host,
+		reconciler,
 		"--secure-port=" + strconv.Itoa(l.apiserver),
 		"--etcd-servers=" + l.etcdURL(),
 		"--tls-cert-file=" + l.pkiFile("serving.crt"),

@@ -17,6 +17,9 @@ type layout struct {
 	kwok        string // kwok's work dir and stage config
 
 	etcdClient, etcdPeer, apiserver, controllerManager, scheduler int
+	// host is the API server's address: 127.0.0.1, or nodeIP when a real node's pods
+	// must reach it too.
+	host string
 }
 
 func newLayout(state string) layout {
@@ -28,6 +31,7 @@ func newLayout(state string) layout {
 		kubeconfig:  filepath.Join(state, "kubeconfig"),
 		kubeconfigs: filepath.Join(state, "kubeconfigs"),
 		kwok:        filepath.Join(state, "kwok"),
+		host:        "127.0.0.1",
 	}
 }
 
@@ -43,4 +47,4 @@ func (l layout) pkiFile(name string) string { return filepath.Join(l.pki, name) 
 
 func (l layout) etcdURL() string   { return "http://127.0.0.1:" + strconv.Itoa(l.etcdClient) }
 func (l layout) peerURL() string   { return "http://127.0.0.1:" + strconv.Itoa(l.etcdPeer) }
-func (l layout) serverURL() string { return "https://127.0.0.1:" + strconv.Itoa(l.apiserver) }
+func (l layout) serverURL() string { return "https://" + l.host + ":" + strconv.Itoa(l.apiserver) }

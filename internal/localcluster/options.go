@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,13 @@ type Options struct {
 	// APIServerArgs are extra kube-apiserver flags, e.g. --enable-aggregator-routing=true
 	// (webhooks called at their Service's endpoints rather than its ClusterIP).
 	APIServerArgs []string
+	// RealNode adds a node with a real kubelet and container runtime (RealNodeName)
+	// beside the simulated ones; see RealNode's values.
+	RealNode RealNode
+	// NodeImages returns the image archives to load into the real node's containerd
+	// (which can pull from no registry): at least the pause image, sandboxImage.
+	// Required with a real node.
+	NodeImages func(context.Context) ([]string, error)
 }
 
 // requiredBinaries are the files Start needs in Options.BinDir.

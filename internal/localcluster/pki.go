@@ -44,6 +44,10 @@ type certSpec struct {
 	cn     string
 	orgs   []string
 	server bool // serving certificate for 127.0.0.1 and the in-cluster names
+	// ips and dnsNames replace the API server's names in a serving certificate of
+	// another server (the real node's kubelet).
+	ips      []string
+	dnsNames []string
 }
 
 // keyPair is a leaf certificate and its key, as PEM and as file paths.
@@ -131,9 +135,16 @@ func (p *pki) template(s certSpec) *x509.Certificate {
 	}
 	if s.server {
 		t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		t.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP)}
+		// nodeIP is where the API server listens when the cluster has a real node.
+		t.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(serviceIP), net.ParseIP(nodeIP)}
 		t.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local"}
+		if len(s.ips) > 0 || len(s.dnsNames) > 0 {
+			t.IPAddresses, t.DNSNames = nil, s.dnsNames
+			for _, ip := range s.ips {
+				t.IPAddresses = append(t.IPAddresses, net.ParseIP(ip))
+			}
+		}
 	}
 	return t
 }

@@ -1,0 +1,239 @@
+package localcluster
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// The real node's network. Every range is private to this machine: the pods sit on the
+// bridge, the Service range is routed onto the same bridge (kube-proxy's NAT rules turn a
+// ClusterIP into a pod or host address before the packet leaves it), and the rest of the
+// pod range, like kwok's simulated pod range, is unreachable, so that an address nothing
+// answers fails on the machine instead of leaving through its default route.
+const (
+	// RealNodeName is the real node's name; the simulated ones are mooring-node-<i>.
+	RealNodeName = "mooring-real"
+	bridgeName   = "mooring0"
+	// nodeIP is the bridge's (the host's) address on the pod network: the node's
+	// InternalIP, where the API server, CoreDNS and the kubelet listen for pods.
+	nodeIP       = "10.88.0.1"
+	podSubnet    = "10.88.0.0/24"
+	podRange     = "10.88.0.0/16"
+	kwokPodRange = "10.244.0.0/16"
+	// dnsServiceIP is kube-dns's ClusterIP, the pods' nameserver.
+	dnsServiceIP  = "10.96.0.10"
+	clusterDomain = "cluster.local"
+	// sandboxImage is containerd's pause image, built locally (internal/nodeimage).
+	sandboxImage = "mooring.local/pause:1"
+	// cgroupRoot parents every pod cgroup, so tear-down finds what to kill and remove.
+	cgroupRoot = "/mooring-node"
+	cniBinDir  = "/usr/lib/cni"
+)
+
+// nodePaths are the real node's files: its long-lived state under the cluster's state
+// directory, and its sockets and runtime state under a short path in /run (unix socket
+// paths are limited to 108 bytes, which a test's temporary state directory can exceed).
+type nodePaths struct {
+	dir            string // <StateDir>/node
+	run            string // /run/mooring-node
+	containerdRoot string
+	kubeletRoot    string
+	podLogs        string
+	cniConf        string
+	cniData        string
+	configs        string
+}
+
+func newNodePaths(stateDir, runDir string) nodePaths {
+	dir := stateDir + "/node"
+	return nodePaths{
+		dir:            dir,
+		run:            runDir,
+		containerdRoot: dir + "/containerd",
+		kubeletRoot:    dir + "/kubelet",
+		podLogs:        dir + "/pod-logs",
+		cniConf:        dir + "/cni/net.d",
+		cniData:        dir + "/cni/ipam",
+		configs:        dir + "/config",
+	}
+}
+
+func (p nodePaths) containerdState() string  { return p.run + "/containerd" }
+func (p nodePaths) containerdSocket() string { return p.run + "/containerd.sock" }
+func (p nodePaths) config(name string) string {
+	return p.configs + "/" + name
+}
+
+// containerdConfig is containerd's configuration: its own root, state and socket, CRI
+// with the local pause image and the CNI configuration of this node, and
+// restrict_oom_score_adj, because these machines lack CAP_SYS_RESOURCE and runc fails to
+// raise a container's OOM score adjustment without it. Network namespaces are mounted
+// under the state directory, so tear-down finds every one of them.
+func containerdConfig(p nodePaths) string {
+	return fmt.Sprintf(`version = 2
+root = %q
+state = %q
+oom_score = 0
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+
+[grpc]
+  address = %q
+
+[ttrpc]
+  address = %q
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = %q
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %q
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = %q
+    conf_dir = %q
+    max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+`, p.containerdRoot, p.containerdState(), p.containerdSocket(), p.run+"/containerd-ttrpc.sock",
+		p.dir+"/opt", sandboxImage, cniBinDir, p.cniConf)
+}
+
+// cniConfig is the pod network: a bridge with host-local addresses from podSubnet, the
+// host as gateway for the pod subnet and the Service range only (no default route, so a
+// pod has no way towards anything outside the machine), hairpin mode so a pod reaches
+// itself through its own Service, and no masquerading.
+func cniConfig(p nodePaths) ([]byte, error) {
+	conf := map[string]any{
+		"cniVersion": "1.0.0",
+		"name":       "mooring",
+		"plugins": []any{
+			map[string]any{
+				"type":        "bridge",
+				"bridge":      bridgeName,
+				"isGateway":   true,
+				"ipMasq":      false,
+				"hairpinMode": true,
+				"ipam": map[string]any{
+					"type":    "host-local",
+					"dataDir": p.cniData,
+					"ranges":  [][]map[string]string{{{"subnet": podSubnet, "gateway": nodeIP}}},
+					"routes":  []map[string]string{{"dst": serviceCIDR}},
+				},
+			},
+			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
+		},
+	}
+	return json.MarshalIndent(conf, "", "  ")
+}
+
+// kubeletConfig is the KubeletConfiguration that runs on these machines: cgroup v1 with
+// the cgroupfs driver (failCgroupV1: false), no swap check, no node-allocatable
+// enforcement or hard eviction (a development machine's disk and memory are shared with
+// everything else on it), image garbage collection only on a full disk (the images are
+// built locally and cannot be pulled again), client certificates from the cluster CA
+// and authorization by the API server.
+func kubeletConfig(p nodePaths, pk kubeletPKI, port, healthzPort int) string {
+	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+cgroupDriver: cgroupfs
+cgroupRoot: %s
+containerRuntimeEndpoint: unix://%s
+failSwapOn: false
+enforceNodeAllocatable: []
+evictionHard: {}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+address: %s
+port: %d
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: %d
+tlsCertFile: %s
+tlsPrivateKeyFile: %s
+rotateCertificates: false
+serverTLSBootstrap: false
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: %s
+authorization:
+  mode: Webhook
+clusterDNS: [%s]
+clusterDomain: %s
+resolvConf: %s
+podLogsDir: %s
+staticPodPath: ""
+maxPods: 110
+serializeImagePulls: false
+nodeStatusReportFrequency: 10s
+`, cgroupRoot, p.containerdSocket(), nodeIP, port, healthzPort, pk.servingCert, pk.servingKey, pk.clientCA,
+		dnsServiceIP, clusterDomain, p.config("resolv.conf"), p.podLogs)
+}
+
+// kubeletPKI are the files the kubelet serves and verifies clients with.
+type kubeletPKI struct {
+	servingCert, servingKey, clientCA string
+}
+
+func kubeletArgs(p nodePaths, kubeconfig string) []string {
+	return []string{
+		"--config=" + p.config("kubelet.yaml"),
+		"--kubeconfig=" + kubeconfig,
+		"--root-dir=" + p.kubeletRoot,
+		"--hostname-override=" + RealNodeName,
+		"--node-ip=" + nodeIP,
+		"--node-labels=type=real",
+	}
+}
+
+// kubeProxyConfig runs kube-proxy in iptables mode for this node only: NodePorts on the
+// node address alone (never on the machine's outside interfaces), and conntrack limits
+// left as the machine has them (raising them needs CAP_SYS_RESOURCE's sibling sysctls).
+func kubeProxyConfig(kubeconfig string, healthzPort, metricsPort int) string {
+	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: %s
+mode: iptables
+clusterCIDR: %s
+hostnameOverride: %s
+bindAddress: %s
+healthzBindAddress: 127.0.0.1:%d
+metricsBindAddress: 127.0.0.1:%d
+nodePortAddresses: ["%s/32"]
+conntrack:
+  maxPerCore: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+iptables:
+  localhostNodePorts: false
+`, kubeconfig, podRange, RealNodeName, nodeIP, healthzPort, metricsPort, nodeIP)
+}
+
+// corefile serves the cluster's names from the API server and nothing else: there is
+// no forward plugin, so a name outside cluster.local is answered on the machine
+// (SERVFAIL) instead of being sent to a resolver outside it.
+func corefile(kubeconfig string, healthPort, readyPort int) string {
+	return fmt.Sprintf(`.:53 {
+    bind %s
+    errors
+    health 127.0.0.1:%d
+    ready 127.0.0.1:%d
+    kubernetes %s in-addr.arpa ip6.arpa {
+        kubeconfig %s
+        pods insecure
+        ttl 5
+    }
+    cache 5
+}
+`, nodeIP, healthPort, readyPort, clusterDomain, kubeconfig)
+}

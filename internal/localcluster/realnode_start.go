@@ -1,0 +1,226 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// Component names of the real node, also their log file names.
+const (
+	containerdComponent = "containerd"
+	kubeletComponent    = "kubelet"
+	kubeProxyComponent  = "kube-proxy"
+	corednsComponent    = "coredns"
+)
+
+// nodeIdentities are the real node's client certificates: the kubelet as the node (the
+// Node authorizer's user), kube-proxy as the user the default policy binds
+// system:node-proxier to, CoreDNS as a user of its own with read access to what it
+// serves, and the API server's identity towards the kubelet.
+func nodeIdentities() map[string]certSpec {
+	return map[string]certSpec{
+		kubeletComponent:           {cn: "system:node:" + RealNodeName, orgs: []string{"system:nodes"}},
+		kubeProxyComponent:         {cn: "system:kube-proxy"},
+		corednsComponent:           {cn: corednsUser},
+		"apiserver-kubelet-client": {cn: "kube-apiserver-kubelet-client", orgs: []string{"system:masters"}},
+	}
+}
+
+const corednsUser = "mooring:coredns"
+
+// writeNodePKI writes the node components' kubeconfigs and the kubelet's serving
+// certificate, and returns the API server's flags for reaching the kubelet.
+func (n *realNode) writeNodePKI(ca *pki, l layout) ([]string, error) {
+	var apiserverArgs []string
+	for name, spec := range nodeIdentities() {
+		spec.name = name
+		kp, err := ca.leaf(spec)
+		if err != nil {
+			return nil, err
+		}
+		if name == "apiserver-kubelet-client" {
+			apiserverArgs = []string{
+				"--kubelet-client-certificate=" + kp.certPath,
+				"--kubelet-client-key=" + kp.keyPath,
+				"--kubelet-certificate-authority=" + ca.caPath,
+				"--kubelet-preferred-address-types=InternalIP",
+			}
+			continue
+		}
+		if err := writeKubeconfig(l.componentKubeconfig(name), l.serverURL(), ca.caPEM, kp); err != nil {
+			return nil, err
+		}
+	}
+	serving, err := ca.leaf(certSpec{name: "kubelet-serving", cn: RealNodeName, server: true,
+		ips: []string{nodeIP}, dnsNames: []string{RealNodeName}})
+	if err != nil {
+		return nil, err
+	}
+	n.kubeletPKI = kubeletPKI{servingCert: serving.certPath, servingKey: serving.keyPath, clientCA: ca.caPath}
+	return apiserverArgs, nil
+}
+
+// startRealNode starts containerd, loads the images, then the kubelet, kube-proxy and
+// CoreDNS, each once the one before is ready, and moves ordinary workloads off the
+// simulated nodes.
+func (c *Cluster) startRealNode(ctx context.Context, o Options, cs kubernetes.Interface) error {
+	n, l := c.node, c.layout
+	ports, err := pickNodePorts()
+	if err != nil {
+		return err
+	}
+	cni, err := cniConfig(n.paths)
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		n.paths.config("containerd.toml"):                     []byte(containerdConfig(n.paths)),
+		filepath.Join(n.paths.cniConf, "10-mooring.conflist"): cni,
+		// Pods with dnsPolicy Default get this: no nameserver outside the machine.
+		n.paths.config("resolv.conf"):  nil,
+		n.paths.config("kubelet.yaml"): []byte(kubeletConfig(n.paths, n.kubeletPKI, ports.kubelet, ports.kubeletHealthz)),
+		n.paths.config("kube-proxy.yaml"): []byte(kubeProxyConfig(l.componentKubeconfig(kubeProxyComponent),
+			ports.proxyHealthz, ports.proxyMetrics)),
+		n.paths.config("Corefile"): []byte(corefile(l.componentKubeconfig(corednsComponent), ports.dnsHealth, ports.dnsReady)),
+	}
+	for path, data := range files {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return err
+		}
+	}
+
+	containerd, err := exec.LookPath(containerdComponent)
+	if err != nil {
+		return err
+	}
+	if _, err := c.launchPath(ctx, containerd, containerdComponent,
+		[]string{"--config=" + n.paths.config("containerd.toml")}, nil, "", n.containerdAnswers); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	images, err := o.NodeImages(ctx)
+	if err != nil {
+		return fmt.Errorf("node images: %w", err)
+	}
+	for _, archive := range images {
+		if err := n.importImage(ctx, archive); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(o.Out, "localcluster: %d images loaded into the real node (%s)\n", len(images), since(t0))
+
+	if _, err := c.launch(ctx, o, kubeletComponent, kubeletArgs(n.paths, l.componentKubeconfig(kubeletComponent)), nil,
+		", node "+RealNodeName+" Ready", realNodeReady(cs)); err != nil {
+		return err
+	}
+	if _, err := c.launch(ctx, o, kubeProxyComponent, []string{"--config=" + n.paths.config("kube-proxy.yaml")}, nil, "",
+		httpOK(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(ports.proxyHealthz)+"/healthz")); err != nil {
+		return err
+	}
+	if err := ensureClusterDNS(ctx, cs); err != nil {
+		return err
+	}
+	if _, err := c.launch(ctx, o, corednsComponent, []string{"-conf", n.paths.config("Corefile")}, nil,
+		", "+dnsServiceIP+" answers", dnsAnswers); err != nil {
+		return err
+	}
+	return setSimulatedTaints(ctx, cs, o.Nodes, true)
+}
+
+// containerdAnswers holds once containerd serves its API on the node's socket.
+func (n *realNode) containerdAnswers(ctx context.Context) (bool, string) {
+	out, err := exec.CommandContext(ctx, "ctr", "--address", n.paths.containerdSocket(), "version").CombinedOutput()
+	if err != nil {
+		return false, lastLine(out)
+	}
+	return true, ""
+}
+
+// importImage loads an image archive into the node's containerd, where the kubelet finds
+// it by name (no registry is reachable; pods use imagePullPolicy IfNotPresent).
+func (n *realNode) importImage(ctx context.Context, archive string) error {
+	out, err := exec.CommandContext(ctx, "ctr", "--address", n.paths.containerdSocket(), "-n", "k8s.io",
+		"images", "import", "--no-unpack=false", archive).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("import %s into containerd: %w: %s", archive, err, lastLine(out))
+	}
+	return nil
+}
+
+// ensureClusterDNS gives CoreDNS read access to what it serves, and creates kube-dns:
+// the Service pods use as their nameserver, led to CoreDNS on the node's address by an
+// EndpointSlice of its own (CoreDNS runs on the host, not in a pod).
+func ensureClusterDNS(ctx context.Context, cs kubernetes.Interface) error {
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: corednsUser},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"endpoints", "services", "pods", "namespaces"}, Verbs: []string{"list", "watch"}},
+			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
+		},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: corednsUser},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: corednsUser},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: corednsUser}},
+	}
+	dnsPorts := []corev1.ServicePort{
+		{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromInt32(53)},
+		{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(53)},
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Namespace: metav1.NamespaceSystem,
+			Labels: map[string]string{"k8s-app": "kube-dns"}},
+		Spec: corev1.ServiceSpec{ClusterIP: dnsServiceIP, Ports: dnsPorts},
+	}
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns-host", Namespace: metav1.NamespaceSystem, Labels: map[string]string{
+			discoveryv1.LabelServiceName: "kube-dns",
+			discoveryv1.LabelManagedBy:   "localcluster.mooring.dev",
+		}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{nodeIP}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		Ports: []discoveryv1.EndpointPort{
+			{Name: ptr.To("dns"), Port: ptr.To[int32](53), Protocol: ptr.To(corev1.ProtocolUDP)},
+			{Name: ptr.To("dns-tcp"), Port: ptr.To[int32](53), Protocol: ptr.To(corev1.ProtocolTCP)},
+		},
+	}
+	creates := []func() error{
+		func() error {
+			_, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := cs.DiscoveryV1().EndpointSlices(slice.Namespace).Create(ctx, slice, metav1.CreateOptions{})
+			return err
+		},
+	}
+	for _, create := range creates {
+		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("cluster DNS: %w", err)
+		}
+	}
+	return nil
+}
