@@ -104,6 +104,10 @@ func TestEnsureBuildsOnceAndCaches(t *testing.T) {
 	if left := cacheLeftovers(t, opts.CacheDir); len(left) > 0 {
 		t.Errorf("cache holds %v besides the archive", left)
 	}
+	names, err := ArchiveNames(paths[0])
+	if err != nil || len(names) != 1 || names[0] != s.Ref {
+		t.Errorf("archive names %v (%v), want [%s]", names, err, s.Ref)
+	}
 
 	if _, err := Ensure(t.Context(), s, opts); err != nil {
 		t.Fatal(err)
