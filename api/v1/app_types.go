@@ -13,7 +13,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(oldSelf.autoscaling) || self.replicas == oldSelf.replicas",message="spec.replicas cannot change while spec.autoscaling is set: the HorizontalPodAutoscaler owns the replica count (change spec.autoscaling, or remove it to scale by hand)",fieldPath=".replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.bindings) || !has(self.env) || self.env.all(e, e.name != 'SERVICE_BINDING_ROOT')",message="SERVICE_BINDING_ROOT is set from spec.bindings; remove it from spec.env",fieldPath=".env"
 type AppSpec struct {
-	// Image is the container image to run, for example "nginxinc/nginx-unprivileged:1.27"
+	// Image is the container image to run, for example "nginxinc/nginx-unprivileged:1.26"
 	// or "registry.example.com/team/api@sha256:...". It must run as a non-root user unless
 	// securityContext allows root.
 	// +kubebuilder:validation:MinLength=1

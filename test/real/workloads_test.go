@@ -159,8 +159,8 @@ func TestFailingHealthCheck(t *testing.T) {
 		if c == nil || c.Status != metav1.ConditionFalse {
 			return fmt.Errorf("Ready condition %+v, want False", c)
 		}
-		if !strings.Contains(c.Message, "404") {
-			return fmt.Errorf("Ready=False says %q (%s); want the probe's answer (404)", c.Message, c.Reason)
+		if c.Reason != "HealthCheckNotPassed" || !strings.Contains(c.Message, "health check") {
+			return fmt.Errorf("Ready=False says %s: %q; want HealthCheckNotPassed naming the health check", c.Reason, c.Message)
 		}
 		return nil
 	})

@@ -346,7 +346,7 @@ func TestSampleAppShowsPrintColumns(t *testing.T) {
 	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "NAME IMAGE REPLICAS AVAILABLE PHASE AGE" {
 		t.Errorf("columns = %v, want NAME IMAGE REPLICAS AVAILABLE PHASE AGE", got)
 	}
-	expectRow(t, out, "hello", "hello nginxinc/nginx-unprivileged:1.27 2 0 Pending")
+	expectRow(t, out, "hello", "hello nginxinc/nginx-unprivileged:1.26 2 0 Pending")
 	expectRow(t, out, "elastic", "elastic nginx:1.27 2 0 Pending")
 
 	// The HPA decides on 4 pods (envtest runs no HPA controller: write its status as it would).

@@ -69,6 +69,13 @@ func podFailure(p *corev1.Pod) *PodFailure {
 		if w := s.State.Waiting; w != nil && !waitingIsNormal[w.Reason] {
 			return failure(w.Reason, fmt.Sprintf("pod %s, container %s: %s", p.Name, s.Name, orReason(w.Message, w.Reason)))
 		}
+		// A container that runs but has not passed its startup probe is either a second
+		// from answering or answering wrongly (a health check on a path that is not
+		// there); the kubelet says which only in events, so both read as "not passed yet".
+		if s.State.Running != nil && !s.Ready && s.Started != nil && !*s.Started {
+			return failure(ReasonHealthCheckNotPassed, fmt.Sprintf("pod %s, container %s runs but has not passed its health check yet (kubectl describe pod %s shows the probe's answer)",
+				p.Name, s.Name, p.Name))
+		}
 		if t := s.State.Terminated; t != nil && t.ExitCode != 0 && p.Status.Phase != corev1.PodSucceeded {
 			return failure(orReason(t.Reason, "Error"), fmt.Sprintf("pod %s, container %s exited with code %d: %s",
 				p.Name, s.Name, t.ExitCode, orReason(t.Message, t.Reason)))

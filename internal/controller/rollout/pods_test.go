@@ -18,6 +18,11 @@ func TestPodFailures(t *testing.T) {
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}}}}}}
 	unschedulable := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "u"}, Status: corev1.PodStatus{Phase: corev1.PodPending,
 		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available"}}}}
+	running := func(name string, started, ready bool) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Started: &started, Ready: ready,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	}
 	tests := map[string]struct {
 		pods               []corev1.Pod
 		wantReason, wantIn string
@@ -27,8 +32,11 @@ func TestPodFailures(t *testing.T) {
 		"starting is not failing": {pods: []corev1.Pod{waiting("a", "ContainerCreating", "")}},
 		"image pull, first by name": {pods: []corev1.Pod{waiting("b", "CrashLoopBackOff", "x"), waiting("a", "ImagePullBackOff", "Back-off pulling image")},
 			wantReason: "ImagePullBackOff", wantIn: "pod a, container app: Back-off pulling image", wantFailing: 2},
-		"exited non-zero":                {pods: []corev1.Pod{crashed}, wantReason: "Error", wantIn: "exited with code 2", wantFailing: 1},
-		"unschedulable":                  {pods: []corev1.Pod{unschedulable}, wantReason: "Unschedulable", wantIn: "0/3 nodes", wantFailing: 1},
+		"exited non-zero": {pods: []corev1.Pod{crashed}, wantReason: "Error", wantIn: "exited with code 2", wantFailing: 1},
+		"unschedulable":   {pods: []corev1.Pod{unschedulable}, wantReason: "Unschedulable", wantIn: "0/3 nodes", wantFailing: 1},
+		"health check not passed": {pods: []corev1.Pod{running("h", false, false)}, wantReason: ReasonHealthCheckNotPassed,
+			wantIn: "pod h, container app runs but has not passed its health check", wantFailing: 1},
+		"started, not ready yet":         {pods: []corev1.Pod{running("r", true, false)}},
 		"reason not fit for a condition": {pods: []corev1.Pod{waiting("a", "bad reason!", "m")}, wantReason: ReasonPodsFailing, wantIn: "m", wantFailing: 1},
 	}
 	for name, tt := range tests {

@@ -23,4 +23,7 @@ const (
 	// condition reason itself; when it is (ImagePullBackOff, CrashLoopBackOff,
 	// Unschedulable, ...), Ready carries the pods' own reason instead.
 	ReasonPodsFailing = "PodsFailing"
+	// ReasonHealthCheckNotPassed (Ready=False): a container runs but its startup probe
+	// has not passed: it is still starting, or its health check fails.
+	ReasonHealthCheckNotPassed = "HealthCheckNotPassed"
 )

@@ -53,7 +53,7 @@ var kindSpecs = map[string]*kindSpec{
 		Columns: []column{{"Image", "spec.image", false}, {"Replicas", "status.desiredReplicas", false}, {"Available", "status.availableReplicas", false},
 			{"Phase", "status.phase", false}, {"Age", "metadata.creationTimestamp", true}},
 		Form: []input{nameInput,
-			{Name: "image", Label: "Image", Path: "spec.image", Type: "text", Required: true, Help: "For example nginxinc/nginx-unprivileged:1.27. It must run as a non-root user."},
+			{Name: "image", Label: "Image", Path: "spec.image", Type: "text", Required: true, Help: "For example nginxinc/nginx-unprivileged:1.26. It must run as a non-root user."},
 			{Name: "replicas", Label: "Replicas", Path: "spec.replicas", Type: "number", Value: "1"},
 			{Name: "port", Label: "Port", Path: "spec.port", Type: "number", Help: "Exposed through a Service named like the App; empty for none."},
 			{Name: "config", Label: "Config", Path: "spec.config", Type: "textarea", Help: "Passed to the container as APP_CONFIG."},
