@@ -40,7 +40,8 @@ type Cluster struct {
 	launches map[string]launchSpec
 	exited   chan error
 	// node is the real node, nil when the cluster runs on simulated nodes only.
-	node *realNode
+	node        *realNode
+	nodeStopped bool
 
 	stopOnce sync.Once
 	stopErr  error
@@ -290,6 +291,11 @@ func (c *Cluster) Stop() error {
 			} else if killed {
 				fmt.Fprintf(c.out, "localcluster: %s ignored SIGTERM for %s, killed\n", p.name, stopGrace)
 			}
+			// The containers outlive containerd; they go before the control plane, or
+			// their open watches would hold the API server's shutdown up.
+			if p.name == containerdComponent {
+				errs = append(errs, c.stopRealNode())
+			}
 		}
 		errs = append(errs, c.stopRealNode())
 		c.stopErr = errors.Join(errs...)
@@ -311,9 +317,10 @@ func (c *Cluster) EtcdURL() string { return c.layout.etcdURL() }
 // stopRealNode removes the real node's containers, mounts, network and state once its
 // processes are stopped.
 func (c *Cluster) stopRealNode() error {
-	if c.node == nil {
+	if c.node == nil || c.nodeStopped {
 		return nil
 	}
+	c.nodeStopped = true
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := c.node.stop(ctx); err != nil {

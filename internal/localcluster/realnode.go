@@ -166,17 +166,21 @@ func prepareRealNode(ctx context.Context, o Options) (*realNode, error) {
 	}
 	for _, d := range []string{n.paths.run, n.paths.configs, n.paths.cniConf, n.paths.podLogs} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			n.stop(ctx)
+			_ = n.stop(ctx)
 			return nil, err
 		}
 	}
 	if err := os.WriteFile(ownerFile(), []byte(n.paths.dir), 0o644); err != nil {
-		n.stop(ctx)
+		_ = n.stop(ctx)
 		return nil, err
 	}
 	if err := networkUp(ctx, n.paths); err != nil {
-		n.stop(ctx)
+		_ = n.stop(ctx)
 		return nil, fmt.Errorf("node network: %w", err)
+	}
+	if err := makeCgroupRoot(); err != nil {
+		_ = n.stop(ctx)
+		return nil, err
 	}
 	return n, nil
 }

@@ -250,7 +250,7 @@ func Leftovers(ctx context.Context) []string {
 		}
 	}
 	if hasKubeChains(ctx) {
-		left = append(left, "kube-proxy's iptables chains")
+		left = append(left, "kube-proxy's or the kubelet's iptables chains")
 	}
 	if out, err := runOutput(ctx, "ip", "route", "show", "table", "all"); err == nil {
 		for _, r := range append([]string{serviceCIDR}, unreachableRoutes...) {
@@ -276,4 +276,36 @@ func Leftovers(ctx context.Context) []string {
 func runOutput(ctx context.Context, argv ...string) (string, error) {
 	out, err := execCommand(ctx, argv...).Output()
 	return string(out), err
+}
+
+// makeCgroupRoot creates cgroupRoot in every cgroup v1 hierarchy (the kubelet refuses a
+// cgroup root that is missing in any), with cpuset's CPUs and memory nodes copied from
+// the parent, which a new cpuset cgroup starts without.
+func makeCgroupRoot() error {
+	entries, err := os.ReadDir(cgroupFS)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		parent := filepath.Join(cgroupFS, e.Name())
+		if _, err := os.Stat(filepath.Join(parent, "cgroup.procs")); err != nil || e.Name() == "unified" {
+			continue
+		}
+		dir := filepath.Join(parent, cgroupRoot)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create cgroup %s: %w", dir, err)
+		}
+		if e.Name() == "cpuset" {
+			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+				v, err := os.ReadFile(filepath.Join(parent, f))
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(dir, f), v, 0o644); err != nil {
+					return fmt.Errorf("set %s of %s: %w", f, dir, err)
+				}
+			}
+		}
+	}
+	return nil
 }

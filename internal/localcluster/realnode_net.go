@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -148,6 +149,7 @@ func networkDown(ctx context.Context, p nodePaths, kubeProxy string) error {
 			errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %w: %s", err, lastLine(out)))
 		}
 	}
+	errs = append(errs, removeKubeletChains(ctx)...)
 	for _, r := range unreachableRoutes {
 		_ = quiet(ctx, "ip", "route", "del", "unreachable", r)
 	}
@@ -157,10 +159,48 @@ func networkDown(ctx context.Context, p nodePaths, kubeProxy string) error {
 	return errors.Join(errs...)
 }
 
-// hasKubeChains reports whether kube-proxy's chains are in the nat table.
+// kubeletChains are the iptables chains the kubelet makes (its canary, which tells it
+// when the rules were flushed, the hint of the iptables backend, and the firewall of the
+// loopback range) and never removes.
+var kubeletChains = []string{"KUBE-FIREWALL", "KUBE-KUBELET-CANARY", "KUBE-IPTABLES-HINT"}
+
+// iptablesTables are the tables the node's components write to.
+var iptablesTables = []string{"filter", "nat", "mangle"}
+
+// removeKubeletChains removes the kubelet's chains and the jumps to them.
+func removeKubeletChains(ctx context.Context) []error {
+	var errs []error
+	for _, table := range iptablesTables {
+		out, err := exec.CommandContext(ctx, "iptables", "-w", "-t", table, "-S").Output()
+		if err != nil {
+			continue
+		}
+		rules := strings.Split(string(out), "\n")
+		for _, rule := range rules {
+			f := strings.Fields(rule)
+			if len(f) > 3 && f[0] == "-A" && slices.Contains(kubeletChains, f[len(f)-1]) && f[len(f)-2] == "-j" {
+				errs = appendErr(errs, run(ctx, append([]string{"iptables", "-w", "-t", table, "-D"}, f[1:]...)...))
+			}
+		}
+		for _, chain := range kubeletChains {
+			if slices.Contains(rules, "-N "+chain) {
+				errs = appendErr(errs, run(ctx, "iptables", "-w", "-t", table, "-F", chain))
+				errs = appendErr(errs, run(ctx, "iptables", "-w", "-t", table, "-X", chain))
+			}
+		}
+	}
+	return errs
+}
+
+// hasKubeChains reports whether any table has a chain of kube-proxy's or the kubelet's.
 func hasKubeChains(ctx context.Context) bool {
-	out, err := exec.CommandContext(ctx, "iptables", "-w", "-t", "nat", "-S").Output()
-	return err == nil && strings.Contains(string(out), "KUBE-")
+	for _, table := range iptablesTables {
+		out, err := exec.CommandContext(ctx, "iptables", "-w", "-t", table, "-S").Output()
+		if err == nil && strings.Contains(string(out), "-N KUBE-") {
+			return true
+		}
+	}
+	return false
 }
 
 // run runs a command and turns a failure into an error with its output.

@@ -171,7 +171,9 @@ func TestFailingHealthCheck(t *testing.T) {
 func TestRollingUpdateDropsNoRequest(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "rolling")
+	// The availability defaults are what promises a rollout without a failed request.
 	app := webApp(ns, "web", 2)
+	app.Spec.HighAvailability = ptr.To(true)
 	app.Spec.Config = "version=1"
 	createApp(t, app)
 	waitApp(t, ns, "web", metav1.ConditionTrue, 3*time.Minute)
@@ -306,7 +308,9 @@ func containerPID(t *testing.T, containerID string) int {
 func TestDrainHonoursPDB(t *testing.T) {
 	// Not parallel: draining the node disturbs every other test's pods.
 	ns := newNamespace(t, "drain")
-	createApp(t, webApp(ns, "steady", 2))
+	app := webApp(ns, "steady", 2)
+	app.Spec.HighAvailability = ptr.To(true)
+	createApp(t, app)
 	waitApp(t, ns, "steady", metav1.ConditionTrue, 3*time.Minute)
 	if _, err := suite.cs.PolicyV1().PodDisruptionBudgets(ns).Get(context.Background(), "steady", metav1.GetOptions{}); err != nil {
 		t.Fatalf("Mooring made no PodDisruptionBudget for a 2-replica App: %v", err)

@@ -67,6 +67,10 @@ func Children(app *mooringv1.App, r Resolved) []client.Object {
 	return out
 }
 
+// preStopSleepSeconds is how long a serving pod waits after it is told to stop before it
+// receives SIGTERM: enough for the endpoint change to reach every node's kube-proxy.
+const preStopSleepSeconds = 5
+
 // Deployment is the App's Deployment.
 func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 	selector := engine.SelectorLabels(Component, app.Name)
@@ -84,6 +88,16 @@ func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 		container.Ports = []corev1.ContainerPort{{Name: portName, ContainerPort: *app.Spec.Port, Protocol: corev1.ProtocolTCP}}
 		container.ReadinessProbe = &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(portName)}},
+		}
+		// A highly available App's pod being replaced keeps serving while kube-proxy and
+		// ingress controllers take it out of the Service: without the pause, the SIGTERM
+		// races that removal and a client sees a refused connection in a rollout (seen on
+		// a real node). Only with the availability defaults, so that an App written
+		// before keeps its exact Deployment.
+		if HighlyAvailable(app) {
+			container.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+				Sleep: &corev1.SleepAction{Seconds: preStopSleepSeconds},
+			}}
 		}
 	}
 	if hc := app.Spec.HealthCheck; hc != nil {

@@ -18,8 +18,9 @@ import (
 const DefaultTargetCPUUtilization = int32(80)
 
 // HighlyAvailable reports whether the App gets the availability defaults: a
-// PodDisruptionBudget, pods spread over nodes and rolling updates that never go below the
-// wanted count. Unset, they follow spec.autoscaling only, so an App written before the
+// PodDisruptionBudget, pods spread over nodes, rolling updates that never go below the
+// wanted count, and serving pods that pause before they stop, until the Service has let
+// them go. Unset, they follow spec.autoscaling only, so an App written before the
 // field existed keeps its exact Deployment.
 func HighlyAvailable(app *mooringv1.App) bool {
 	switch {
