@@ -39,6 +39,17 @@ const (
 
 func ownerFile() string { return realNodeRunDir + "/owner" }
 
+// ownerPaths are the paths of the node the owner file names (the last one started on
+// this machine, possibly by a run that was killed); ok is false when there is none.
+func ownerPaths() (p nodePaths, ok bool) {
+	owner, err := os.ReadFile(ownerFile())
+	if err != nil || strings.TrimSpace(string(owner)) == "" {
+		return nodePaths{}, false
+	}
+	// The file holds the node directory, <StateDir>/node.
+	return newNodePaths(filepath.Dir(strings.TrimSpace(string(owner))), realNodeRunDir), true
+}
+
 // Host tools the real node runs, with the Debian package that has each.
 var realNodeHostTools = []struct{ name, pkg string }{
 	{"containerd", "containerd"},
@@ -189,8 +200,8 @@ func prepareRealNode(ctx context.Context, o Options) (*realNode, error) {
 // the one the owner file names (a killed run elsewhere on the machine).
 func (n *realNode) removeLeftovers(ctx context.Context) error {
 	var errs []error
-	if owner, err := os.ReadFile(ownerFile()); err == nil && strings.TrimSpace(string(owner)) != n.paths.dir {
-		errs = appendErr(errs, removeNodeState(newNodePaths(filepath.Dir(strings.TrimSpace(string(owner))), realNodeRunDir)))
+	if owner, ok := ownerPaths(); ok && owner.dir != n.paths.dir {
+		errs = appendErr(errs, removeNodeState(owner))
 	}
 	errs = appendErr(errs, removeNodeState(n.paths))
 	errs = appendErr(errs, networkDown(ctx, n.paths, n.kubeProxy))
@@ -208,7 +219,7 @@ func (n *realNode) stop(ctx context.Context) error {
 	return errors.Join(err, networkDown(ctx, n.paths, n.kubeProxy))
 }
 
-// nodeReady holds once the real node is Ready and free of the not-ready taint.
+// realNodeReady holds once the real node is Ready and free of the not-ready taint.
 func realNodeReady(cs kubernetes.Interface) check {
 	return func(ctx context.Context) (bool, string) {
 		node, err := cs.CoreV1().Nodes().Get(ctx, RealNodeName, metav1.GetOptions{})

@@ -221,9 +221,9 @@ func removeCgroups() error {
 // interfaces, iptables chains and rules, routes, containerd state and cgroups. Empty
 // means nothing is left. Tests call it after a cluster stopped.
 func Leftovers(ctx context.Context) []string {
-	p := nodePaths{run: realNodeRunDir}
-	if owner, err := os.ReadFile(ownerFile()); err == nil {
-		p = newNodePaths(strings.TrimSpace(string(owner)), realNodeRunDir)
+	p, ok := ownerPaths()
+	if !ok {
+		p = nodePaths{run: realNodeRunDir}
 	}
 	var left []string
 	if p.dir != "" {

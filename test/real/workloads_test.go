@@ -178,8 +178,8 @@ func TestRollingUpdateDropsNoRequest(t *testing.T) {
 	createApp(t, app)
 	waitApp(t, ns, "web", metav1.ConditionTrue, 3*time.Minute)
 
-	// The client polls until told to stop by a file that never comes: it is stopped by
-	// the test once the rollout is over, and prints one line per request.
+	// The client polls for as long as the test runs and prints one line per request;
+	// its log is read once every old pod is gone.
 	url := "http://web." + ns + ".svc:8080/"
 	startClient(t, ns, "poller", `while true; do if wget -q -T 2 -O /dev/null `+url+`; then echo ok; else echo FAIL; fi; sleep 0.1; done`)
 	testutil.Eventually(t, time.Minute, "the poller's first answers", func() error {
@@ -253,7 +253,7 @@ func TestCacheInstanceAnswers(t *testing.T) {
 	}
 }
 
-// TestKilledContainerRestarts: memcached killed by its PID on the machine is restarted
+// TestKilledContainerRestarts: an App's web server killed by its PID on the machine is restarted
 // by the kubelet, which the pod's status and an event show.
 func TestKilledContainerRestarts(t *testing.T) {
 	t.Parallel()
