@@ -39,6 +39,7 @@ func (src *DatabaseCluster) ConvertTo(hub conversion.Hub) error {
 	dst.Spec.Engine = v1beta1.DatabaseEngine(src.Spec.Engine)
 	dst.Spec.ReplicaCount = src.Spec.Replicas
 	dst.Spec.Version = src.Spec.Version
+	dst.Spec.Bootstrap = bootstrapTo(src.Spec.Bootstrap)
 	dst.Status = v1beta1.DatabaseClusterStatus{
 		Replicas:           src.Status.Replicas,
 		ReadyReplicas:      src.Status.ReadyReplicas,
@@ -50,6 +51,18 @@ func (src *DatabaseCluster) ConvertTo(hub conversion.Hub) error {
 	}
 	if b := src.Status.Binding; b != nil {
 		dst.Status.Binding = &v1beta1.ServiceBindingStatus{Name: b.Name, SecretName: b.SecretName}
+	}
+	if src.Status.Instances != nil {
+		dst.Status.Instances = make([]v1beta1.InstanceStatus, len(src.Status.Instances))
+		for i, in := range src.Status.Instances {
+			dst.Status.Instances[i] = v1beta1.InstanceStatus{
+				Name: in.Name, Role: v1beta1.InstanceRole(in.Role), Ready: in.Ready,
+				LagBytes: copyPtr(in.LagBytes), GTIDGap: copyPtr(in.GTIDGap), Position: in.Position, Message: in.Message,
+			}
+		}
+	}
+	if r := src.Status.RestoredFrom; r != nil {
+		dst.Status.RestoredFrom = &v1beta1.RestoredFromStatus{Backup: r.Backup, Dump: r.Dump, Time: r.Time.DeepCopy()}
 	}
 
 	raw, found := dst.Annotations[ConversionAnnotation]
@@ -82,9 +95,10 @@ func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
 	}
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	dst.Spec = DatabaseClusterSpec{
-		Engine:   string(src.Spec.Engine),
-		Replicas: src.Spec.ReplicaCount,
-		Version:  src.Spec.Version,
+		Engine:    string(src.Spec.Engine),
+		Replicas:  src.Spec.ReplicaCount,
+		Version:   src.Spec.Version,
+		Bootstrap: bootstrapFrom(src.Spec.Bootstrap),
 	}
 	dst.Status = DatabaseClusterStatus{
 		Replicas:           src.Status.Replicas,
@@ -97,6 +111,18 @@ func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
 	}
 	if b := src.Status.Binding; b != nil {
 		dst.Status.Binding = &ServiceBindingStatus{Name: b.Name, SecretName: b.SecretName}
+	}
+	if src.Status.Instances != nil {
+		dst.Status.Instances = make([]InstanceStatus, len(src.Status.Instances))
+		for i, in := range src.Status.Instances {
+			dst.Status.Instances[i] = InstanceStatus{
+				Name: in.Name, Role: string(in.Role), Ready: in.Ready,
+				LagBytes: copyPtr(in.LagBytes), GTIDGap: copyPtr(in.GTIDGap), Position: in.Position, Message: in.Message,
+			}
+		}
+	}
+	if r := src.Status.RestoredFrom; r != nil {
+		dst.Status.RestoredFrom = &RestoredFromStatus{Backup: r.Backup, Dump: r.Dump, Time: r.Time.DeepCopy()}
 	}
 
 	extra := beta1Only{
@@ -120,4 +146,36 @@ func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
 	}
 	dst.Annotations[ConversionAnnotation] = string(raw)
 	return nil
+}
+
+// bootstrapTo converts spec.bootstrap, which both versions have, to v1beta1.
+func bootstrapTo(src *BootstrapSpec) *v1beta1.BootstrapSpec {
+	if src == nil {
+		return nil
+	}
+	dst := &v1beta1.BootstrapSpec{}
+	if b := src.Backup; b != nil {
+		dst.Backup = &v1beta1.BootstrapBackup{Name: b.Name, Dump: b.Dump}
+	}
+	return dst
+}
+
+// bootstrapFrom converts spec.bootstrap from v1beta1.
+func bootstrapFrom(src *v1beta1.BootstrapSpec) *BootstrapSpec {
+	if src == nil {
+		return nil
+	}
+	dst := &BootstrapSpec{}
+	if b := src.Backup; b != nil {
+		dst.Backup = &BootstrapBackup{Name: b.Name, Dump: b.Dump}
+	}
+	return dst
+}
+
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/randfill"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
@@ -35,6 +36,52 @@ func TestConvertRenamesReplicas(t *testing.T) {
 	}
 }
 
+// spec.bootstrap and the instances' status are in both versions: they convert field by
+// field, not through the annotation, and a MariaDB cluster keeps its engine.
+func TestConvertBootstrapAndInstances(t *testing.T) {
+	restored := metav1.Unix(1700000000, 0)
+	hub := &v1beta1.DatabaseCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: v1beta1.DatabaseClusterSpec{Engine: v1beta1.MariaDB, ReplicaCount: 2, Version: "11.8",
+			Bootstrap: &v1beta1.BootstrapSpec{Backup: &v1beta1.BootstrapBackup{Name: "nightly", Dump: "nightly-20250101030000.sql.gz"}}},
+		Status: v1beta1.DatabaseClusterStatus{
+			Instances: []v1beta1.InstanceStatus{
+				{Name: "db-0", Role: v1beta1.RolePrimary, Ready: true, Position: "0-1-42"},
+				{Name: "db-1", Role: v1beta1.RoleReplica, GTIDGap: ptr.To[int64](3), Position: "0-1-39", Message: "replication broke"},
+			},
+			RestoredFrom: &v1beta1.RestoredFromStatus{Backup: "nightly", Dump: "nightly-20250101030000.sql.gz", Time: &restored},
+		},
+	}
+	alpha := &DatabaseCluster{}
+	if err := alpha.ConvertFrom(hub.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if alpha.Spec.Engine != "mariadb" || alpha.Spec.Bootstrap == nil || alpha.Spec.Bootstrap.Backup == nil ||
+		*alpha.Spec.Bootstrap.Backup != (BootstrapBackup{Name: "nightly", Dump: "nightly-20250101030000.sql.gz"}) {
+		t.Fatalf("v1alpha1 spec = %+v, want mariadb bootstrapped from nightly's dump", alpha.Spec)
+	}
+	if len(alpha.Status.Instances) != 2 || alpha.Status.Instances[1].Role != "replica" || *alpha.Status.Instances[1].GTIDGap != 3 ||
+		alpha.Status.RestoredFrom == nil || alpha.Status.RestoredFrom.Backup != "nightly" {
+		t.Fatalf("v1alpha1 status = %+v, want both instances and restoredFrom", alpha.Status)
+	}
+	if alpha.Annotations != nil {
+		t.Fatalf("v1alpha1 annotations = %v, want none: bootstrap and instances have fields of their own", alpha.Annotations)
+	}
+	back := &v1beta1.DatabaseCluster{}
+	if err := alpha.ConvertTo(back); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(hub, back) {
+		t.Fatalf("round trip changed the object:\nbefore %+v\nafter  %+v", hub, back)
+	}
+	// The copies share nothing with their source.
+	*alpha.Status.Instances[1].GTIDGap = 4
+	alpha.Status.RestoredFrom.Time.Time = alpha.Status.RestoredFrom.Time.Add(1)
+	if *hub.Status.Instances[1].GTIDGap != 3 || !back.Status.RestoredFrom.Time.Equal(&restored) {
+		t.Fatal("conversion shares pointers between versions")
+	}
+}
+
 // fill makes a random v1beta1 DatabaseCluster from fuzz input. Quantities are filled as
 // real quantities: random bytes in their private fields are not objects a client can make.
 func fill(data []byte) *v1beta1.DatabaseCluster {
@@ -59,7 +106,8 @@ func fill(data []byte) *v1beta1.DatabaseCluster {
 // FuzzHubRoundTrip proves v1beta1 → v1alpha1 → v1beta1 lossless. `go test` runs the seed
 // corpus; `go test -fuzz FuzzHubRoundTrip ./api/v1alpha1` explores further.
 func FuzzHubRoundTrip(f *testing.F) {
-	for _, seed := range []string{"", "a", "mooring", "database cluster with storage", "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09"} {
+	for _, seed := range []string{"", "a", "mooring", "database cluster with storage",
+		"mariadb bootstrapped from a backup dump", "instances: primary and replicas with lag", "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09"} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -80,7 +128,7 @@ func FuzzHubRoundTrip(f *testing.F) {
 
 // FuzzSpokeRoundTrip proves v1alpha1 → v1beta1 → v1alpha1 lossless.
 func FuzzSpokeRoundTrip(f *testing.F) {
-	for _, seed := range []string{"", "b", "replicas", "\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8"} {
+	for _, seed := range []string{"", "b", "replicas", "bootstrap.backup.dump", "restoredFrom and instances", "\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8"} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

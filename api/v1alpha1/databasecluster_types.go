@@ -4,10 +4,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// DatabaseClusterSpec is the v1alpha1 spec: engine, replicas and version only.
+// DatabaseClusterSpec is the v1alpha1 spec: engine, replicas, version and bootstrap.
+// +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="bootstrap is immutable: it can be set only when the cluster is created",fieldPath=".bootstrap"
 type DatabaseClusterSpec struct {
-	// Engine is "postgresql" or "mysql". It cannot change after creation.
-	// +kubebuilder:validation:Enum=postgresql;mysql
+	// Engine is "postgresql", "mysql" or "mariadb". It cannot change after creation.
+	// +kubebuilder:validation:Enum=postgresql;mysql;mariadb
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine is immutable"
 	// +required
 	Engine string `json:"engine"`
@@ -23,6 +24,40 @@ type DatabaseClusterSpec struct {
 	// +kubebuilder:validation:MaxLength=16
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// Bootstrap says where a new cluster's first data comes from: a dump of a Backup.
+	// Without it the cluster starts empty. It can be set only when the cluster is
+	// created, and cannot change afterwards.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bootstrap is immutable: it can be set only when the cluster is created"
+	// +optional
+	Bootstrap *BootstrapSpec `json:"bootstrap,omitempty"`
+}
+
+// BootstrapSpec says how a new cluster gets its first data. Without it the cluster starts
+// empty.
+type BootstrapSpec struct {
+	// Backup restores a dump of a Backup (same namespace) into the new cluster.
+	// +required
+	Backup *BootstrapBackup `json:"backup"`
+}
+
+// BootstrapBackup names the Backup, and one of its dumps, a new cluster is restored from.
+// The Backup must be of a database of the same engine.
+type BootstrapBackup struct {
+	// Name of the Backup, in the cluster's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Name string `json:"name"`
+
+	// Dump is the file name of one dump in the Backup's volume, in its spec.backupPath:
+	// "<backup name>-<timestamp>.sql.gz" (a file name, no directory). The newest
+	// successful dump when empty.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]*$`
+	// +optional
+	Dump string `json:"dump,omitempty"`
 }
 
 // DatabaseClusterStatus is the v1alpha1 status.
@@ -54,6 +89,74 @@ type DatabaseClusterStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Instances is what each database pod's instance manager reports, in pod order.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Instances []InstanceStatus `json:"instances,omitempty"`
+
+	// RestoredFrom names the Backup dump the cluster's data came from (spec.bootstrap).
+	// +optional
+	RestoredFrom *RestoredFromStatus `json:"restoredFrom,omitempty"`
+}
+
+// InstanceStatus is what one database pod's instance manager reports.
+type InstanceStatus struct {
+	// Name of the pod.
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// Role is primary or replica; unset while unknown.
+	// +kubebuilder:validation:Enum=primary;replica
+	// +optional
+	Role string `json:"role,omitempty"`
+
+	// Ready is whether the database server in the pod accepts connections (and, for a
+	// replica, replicates).
+	// +required
+	Ready bool `json:"ready"`
+
+	// LagBytes is how far the replica's replayed WAL is behind the primary (PostgreSQL);
+	// unset when unknown, and for the primary.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	LagBytes *int64 `json:"lagBytes,omitempty"`
+
+	// GTIDGap is how many transactions the replica has yet to apply (MariaDB and MySQL);
+	// unset when unknown, and for the primary.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	GTIDGap *int64 `json:"gtidGap,omitempty"`
+
+	// Position is the engine's own replication position: the LSN for PostgreSQL
+	// ("0/3000148"), the GTID position for MariaDB and MySQL.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Position string `json:"position,omitempty"`
+
+	// Message says what is wrong, when something is: the server cannot start,
+	// replication broke.
+	// +kubebuilder:validation:MaxLength=32768
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RestoredFromStatus names the Backup dump a cluster's data was restored from.
+type RestoredFromStatus struct {
+	// Backup is the name of the Backup.
+	// +required
+	Backup string `json:"backup"`
+
+	// Dump is the file name of the dump restored.
+	// +required
+	Dump string `json:"dump"`
+
+	// Time is when the restore completed.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
 }
 
 // DatabaseCluster (v1alpha1) is served for older clients; prefer v1beta1.

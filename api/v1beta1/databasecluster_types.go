@@ -6,13 +6,14 @@ import (
 )
 
 // DatabaseEngine is the database server a DatabaseCluster runs.
-// +kubebuilder:validation:Enum=postgresql;mysql
+// +kubebuilder:validation:Enum=postgresql;mysql;mariadb
 type DatabaseEngine string
 
 // The supported engines.
 const (
 	PostgreSQL DatabaseEngine = "postgresql"
 	MySQL      DatabaseEngine = "mysql"
+	MariaDB    DatabaseEngine = "mariadb"
 )
 
 // DeletionPolicy says what happens to a DatabaseCluster's data when it is deleted.
@@ -44,11 +45,40 @@ type StorageSpec struct {
 	StorageClassName *string `json:"storageClassName,omitempty"`
 }
 
-// DatabaseClusterSpec is a PostgreSQL or MySQL cluster: one primary and its replicas.
+// BootstrapSpec says how a new cluster gets its first data. Without it the cluster starts
+// empty.
+type BootstrapSpec struct {
+	// Backup restores a dump of a Backup (same namespace) into the new cluster.
+	// +required
+	Backup *BootstrapBackup `json:"backup"`
+}
+
+// BootstrapBackup names the Backup, and one of its dumps, a new cluster is restored from.
+// The Backup must be of a database of the same engine.
+type BootstrapBackup struct {
+	// Name of the Backup, in the cluster's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Name string `json:"name"`
+
+	// Dump is the file name of one dump in the Backup's volume, in its spec.backupPath:
+	// "<backup name>-<timestamp>.sql.gz" (a file name, no directory). The newest
+	// successful dump when empty.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]*$`
+	// +optional
+	Dump string `json:"dump,omitempty"`
+}
+
+// DatabaseClusterSpec is a PostgreSQL, MySQL or MariaDB cluster: one primary and its
+// replicas.
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.storage) || !has(oldSelf.storage.size) || (has(self.storage) && has(self.storage.size) && quantity(string(self.storage.size)).compareTo(quantity(string(oldSelf.storage.size))) >= 0)",message="storage.size may grow but never shrink",fieldPath=".storage.size"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.secretName) || (has(self.secretName) && self.secretName == oldSelf.secretName)",message="secretName is immutable once set",fieldPath=".secretName"
+// +kubebuilder:validation:XValidation:rule="has(self.bootstrap) == has(oldSelf.bootstrap)",message="bootstrap is immutable: it can be set only when the cluster is created",fieldPath=".bootstrap"
 type DatabaseClusterSpec struct {
-	// Engine is "postgresql" or "mysql". It cannot change after creation.
+	// Engine is "postgresql", "mysql" or "mariadb". It cannot change after creation.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine is immutable"
 	// +required
 	Engine DatabaseEngine `json:"engine"`
@@ -61,8 +91,8 @@ type DatabaseClusterSpec struct {
 	// +optional
 	ReplicaCount int32 `json:"replicaCount,omitempty"`
 
-	// Version is the engine's major version ("18" for PostgreSQL, "8.4" for MySQL). When
-	// unset, a current version for the engine is filled in.
+	// Version is the engine's major version ("18" for PostgreSQL, "8.4" for MySQL, "11.8"
+	// for MariaDB). When unset, a current version for the engine is filled in.
 	// +kubebuilder:validation:MaxLength=16
 	// +optional
 	Version string `json:"version,omitempty"`
@@ -85,6 +115,13 @@ type DatabaseClusterSpec struct {
 	// +kubebuilder:default=Retain
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// Bootstrap says where a new cluster's first data comes from: a dump of a Backup.
+	// Without it the cluster starts empty. It can be set only when the cluster is
+	// created, and cannot change afterwards.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bootstrap is immutable: it can be set only when the cluster is created"
+	// +optional
+	Bootstrap *BootstrapSpec `json:"bootstrap,omitempty"`
 }
 
 // DatabaseClusterPhase summarises a DatabaseCluster's state in one word.
@@ -146,9 +183,88 @@ type DatabaseClusterStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Instances is what each database pod's instance manager reports, in pod order.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Instances []InstanceStatus `json:"instances,omitempty"`
+
+	// RestoredFrom names the Backup dump the cluster's data came from (spec.bootstrap).
+	// +optional
+	RestoredFrom *RestoredFromStatus `json:"restoredFrom,omitempty"`
 }
 
-// DatabaseCluster runs PostgreSQL or MySQL as a StatefulSet with a data volume per pod,
+// InstanceRole is the part a database pod plays in its cluster.
+// +kubebuilder:validation:Enum=primary;replica
+type InstanceRole string
+
+// The instance roles.
+const (
+	// RolePrimary takes the writes.
+	RolePrimary InstanceRole = "primary"
+	// RoleReplica replicates from the primary.
+	RoleReplica InstanceRole = "replica"
+)
+
+// InstanceStatus is what one database pod's instance manager reports.
+type InstanceStatus struct {
+	// Name of the pod.
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// Role is primary or replica; unset while unknown.
+	// +optional
+	Role InstanceRole `json:"role,omitempty"`
+
+	// Ready is whether the database server in the pod accepts connections (and, for a
+	// replica, replicates).
+	// +required
+	Ready bool `json:"ready"`
+
+	// LagBytes is how far the replica's replayed WAL is behind the primary (PostgreSQL);
+	// unset when unknown, and for the primary.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	LagBytes *int64 `json:"lagBytes,omitempty"`
+
+	// GTIDGap is how many transactions the replica has yet to apply (MariaDB and MySQL);
+	// unset when unknown, and for the primary.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	GTIDGap *int64 `json:"gtidGap,omitempty"`
+
+	// Position is the engine's own replication position: the LSN for PostgreSQL
+	// ("0/3000148"), the GTID position for MariaDB and MySQL.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Position string `json:"position,omitempty"`
+
+	// Message says what is wrong, when something is: the server cannot start,
+	// replication broke.
+	// +kubebuilder:validation:MaxLength=32768
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RestoredFromStatus names the Backup dump a cluster's data was restored from.
+type RestoredFromStatus struct {
+	// Backup is the name of the Backup.
+	// +required
+	Backup string `json:"backup"`
+
+	// Dump is the file name of the dump restored.
+	// +required
+	Dump string `json:"dump"`
+
+	// Time is when the restore completed.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+}
+
+// DatabaseCluster runs PostgreSQL, MySQL or MariaDB as a StatefulSet with a data volume per pod,
 // a Service for the primary and a credentials Secret.
 //
 // +kubebuilder:object:root=true
