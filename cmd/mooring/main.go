@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/mooringhq/mooring/internal/instance"
 	"github.com/mooringhq/mooring/internal/manager"
 	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
 	"github.com/mooringhq/mooring/internal/metricsauth"
@@ -26,6 +27,10 @@ import (
 )
 
 func main() {
+	// The database pods run this binary too, as their instance manager (internal/instance).
+	if len(os.Args) > 1 && os.Args[1] == "instance" {
+		os.Exit(instance.Main(os.Args[2:]))
+	}
 	var (
 		metricsAddr, probeAddr, leaderNS string
 		secureMetrics, leaderElect       bool

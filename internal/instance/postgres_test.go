@@ -1,0 +1,140 @@
+package instance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mooringhq/mooring/internal/testutil"
+)
+
+// pgBin is the PostgreSQL of this machine, or a skip.
+func pgBin(t *testing.T) (dir, major string) {
+	t.Helper()
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	if len(matches) == 0 {
+		t.Skip("no PostgreSQL server in /usr/lib/postgresql/*/bin")
+	}
+	dir = filepath.Dir(matches[len(matches)-1])
+	return dir, filepath.Base(filepath.Dir(dir))
+}
+
+// pgInstance is the flags of one PostgreSQL instance of a test cluster.
+type pgInstance struct {
+	index       int
+	port        int
+	dataDir     string
+	adminSecret string
+	appSecret   string
+}
+
+func (i pgInstance) args(major string, primaryPort int) []string {
+	a := []string{"--engine=postgresql", "--version=" + major, "--pod=db-" + strconv.Itoa(i.index),
+		"--index=" + strconv.Itoa(i.index), "--port=" + strconv.Itoa(i.port), "--data-dir=" + i.dataDir,
+		"--run-dir=" + filepath.Join(i.dataDir, "..", filepath.Base(i.dataDir)+"-run"),
+		"--admin-secret-dir=" + i.adminSecret, "--app-secret-dir=" + i.appSecret}
+	if i.index > 0 {
+		a = append(a, "--primary-host=127.0.0.1", "--primary-port="+strconv.Itoa(primaryPort))
+	}
+	return a
+}
+
+// psqlAs runs sql against port as user with password (from the environment, as clients do).
+func psqlAs(t *testing.T, bin string, port int, user, password, sql string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "psql"), "--no-psqlrc", "--no-password", "--tuples-only", "--no-align",
+		"--set=ON_ERROR_STOP=1", "--host=127.0.0.1", "--port="+strconv.Itoa(port), "--username="+user, "--dbname=postgres")
+	cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5")
+	cmd.Stdin = strings.NewReader(sql)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// TestPostgreSQLPrimaryAndReplica: the manager initialises a primary with the Secrets'
+// users, clones a replica through its slot, and the replica streams what the
+// application writes; /status tells the roles and the replica catches up.
+func TestPostgreSQLPrimaryAndReplica(t *testing.T) {
+	bin, major := pgBin(t)
+	u := serverUser(t, "postgres")
+	self := selfCopy(t, u)
+	const admin, appPassword = `s3cret'"\:pw`, `app'pa:ss\word`
+	adminDir := secretDir(t, u, map[string]string{"username": "postgres", "password": admin})
+	appDir := secretDir(t, u, map[string]string{"username": "app", "password": appPassword})
+	base := ownedDir(t, u)
+	mk := func(i int) pgInstance {
+		d := filepath.Join(base, "data-"+strconv.Itoa(i))
+		for _, dir := range []string{d, d + "-run"} {
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chown(dir, u.uid, u.gid); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return pgInstance{index: i, port: freePort(t), dataDir: d, adminSecret: adminDir, appSecret: appDir}
+	}
+	primary, replica := mk(0), mk(1)
+	p := startManager(t, self, u, primary.args(major, primary.port)...)
+	p.waitReady(t, 2*time.Minute)
+
+	if _, err := psqlAs(t, bin, primary.port, "app", appPassword,
+		"CREATE TABLE orders (id int PRIMARY KEY, item text); INSERT INTO orders VALUES (1, 'rope'), (2, 'anchor');"); err != nil {
+		t.Fatalf("the application user cannot write on the primary: %v", err)
+	}
+	if out, err := psqlAs(t, bin, primary.port, "app", "wrong", "SELECT 1"); err == nil {
+		t.Fatalf("a wrong password logged in: %s", out)
+	}
+
+	r := startManager(t, self, u, replica.args(major, primary.port)...)
+	r.waitReady(t, 2*time.Minute)
+	testutil.Eventually(t, time.Minute, "the replica to have the primary's rows", func() error {
+		out, err := psqlAs(t, bin, replica.port, "app", appPassword, "SELECT string_agg(item, ',' ORDER BY id) FROM orders")
+		if err != nil || out != "rope,anchor" {
+			return fmt.Errorf("replica answered %q (%v), want rope,anchor", out, err)
+		}
+		return nil
+	})
+	if _, err := psqlAs(t, bin, replica.port, "app", appPassword, "INSERT INTO orders VALUES (3, 'chain')"); err == nil {
+		t.Fatal("the replica accepted a write")
+	}
+	testutil.Eventually(t, time.Minute, "the replica to stream and catch up", func() error {
+		ps, err := p.status()
+		if err != nil {
+			return err
+		}
+		rs, err := r.status()
+		if err != nil {
+			return err
+		}
+		if ps.Observation == nil || rs.Observation == nil {
+			return fmt.Errorf("no observation: primary %+v replica %+v", ps, rs)
+		}
+		po, ro := ps.Observation, rs.Observation
+		if po.Role != RolePrimary || ro.Role != RoleReplica || !ro.Streaming {
+			return fmt.Errorf("primary %+v, replica %+v: want roles primary and replica, the replica streaming", po, ro)
+		}
+		if po.Sequence == nil || ro.Sequence == nil || *po.Sequence != *ro.Sequence {
+			return fmt.Errorf("positions primary %s replica %s, want equal", po.Position, ro.Position)
+		}
+		return nil
+	})
+	for _, pr := range []*proc{p, r} {
+		if strings.Contains(pr.log(), admin) || strings.Contains(pr.log(), appPassword) {
+			t.Errorf("a password is in the manager's log:\n%s", pr.log())
+		}
+	}
+	// A clean stop, replica first as a pod deletion in any order would do.
+	r.stop(t)
+	p.stop(t)
+	if p.err != nil || r.err != nil {
+		t.Fatalf("managers exited with %v and %v, want clean stops", p.err, r.err)
+	}
+}
