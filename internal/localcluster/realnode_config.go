@@ -20,8 +20,8 @@ const (
 	podSubnet    = "10.88.0.0/24"
 	podRange     = "10.88.0.0/16"
 	kwokPodRange = "10.244.0.0/16"
-	// dnsServiceIP is kube-dns's ClusterIP, the pods' nameserver.
-	dnsServiceIP  = "10.96.0.10"
+	// DNSServiceIP is kube-dns's ClusterIP, the pods' nameserver.
+	DNSServiceIP  = "10.96.0.10"
 	clusterDomain = "cluster.local"
 	// sandboxImage is containerd's pause image, built locally (internal/nodeimage).
 	sandboxImage = "mooring.local/pause:1"
@@ -176,7 +176,7 @@ maxPods: 110
 serializeImagePulls: false
 nodeStatusReportFrequency: 10s
 `, cgroupRoot, p.containerdSocket(), nodeIP, port, healthzPort, pk.servingCert, pk.servingKey, pk.clientCA,
-		dnsServiceIP, clusterDomain, p.config("resolv.conf"), p.podLogs)
+		DNSServiceIP, clusterDomain, p.config("resolv.conf"), p.podLogs)
 }
 
 // kubeletPKI are the files the kubelet serves and verifies clients with.
@@ -221,19 +221,25 @@ iptables:
 
 // corefile serves the cluster's names from the API server and nothing else: there is
 // no forward plugin, so a name outside cluster.local is answered on the machine
-// (SERVFAIL) instead of being sent to a resolver outside it.
+// (NXDOMAIN, from the catch-all block) instead of being sent to a resolver outside it.
 func corefile(kubeconfig string, healthPort, readyPort int) string {
-	return fmt.Sprintf(`.:53 {
-    bind %s
+	return fmt.Sprintf(`%[4]s:53 in-addr.arpa:53 ip6.arpa:53 {
+    bind %[1]s
     errors
-    health 127.0.0.1:%d
-    ready 127.0.0.1:%d
-    kubernetes %s in-addr.arpa ip6.arpa {
-        kubeconfig %s
+    health 127.0.0.1:%[2]d
+    ready 127.0.0.1:%[3]d
+    kubernetes %[4]s in-addr.arpa ip6.arpa {
+        kubeconfig %[5]s
         pods insecure
         ttl 5
     }
     cache 5
+}
+.:53 {
+    bind %[1]s
+    template ANY ANY {
+        rcode NXDOMAIN
+    }
 }
 `, nodeIP, healthPort, readyPort, clusterDomain, kubeconfig)
 }

@@ -136,7 +136,7 @@ func (c *Cluster) startRealNode(ctx context.Context, o Options, cs kubernetes.In
 		return err
 	}
 	if _, err := c.launch(ctx, o, corednsComponent, []string{"-conf", n.paths.config("Corefile")}, nil,
-		", "+dnsServiceIP+" answers", dnsAnswers); err != nil {
+		", "+DNSServiceIP+" answers", dnsAnswers); err != nil {
 		return err
 	}
 	return setSimulatedTaints(ctx, cs, o.Nodes, true)
@@ -185,7 +185,7 @@ func ensureClusterDNS(ctx context.Context, cs kubernetes.Interface) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns", Namespace: metav1.NamespaceSystem,
 			Labels: map[string]string{"k8s-app": "kube-dns"}},
-		Spec: corev1.ServiceSpec{ClusterIP: dnsServiceIP, Ports: dnsPorts},
+		Spec: corev1.ServiceSpec{ClusterIP: DNSServiceIP, Ports: dnsPorts},
 	}
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns-host", Namespace: metav1.NamespaceSystem, Labels: map[string]string{

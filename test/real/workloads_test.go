@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/localcluster"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -78,6 +79,32 @@ func runClient(t *testing.T, ns, name, script string) string {
 	return logs
 }
 
+// waitServiceAnswers waits until ns/name resolves through the cluster's DNS Service and
+// its address accepts a TCP connection on port from this machine. A workload reports
+// ready before CoreDNS and kube-proxy have seen its Service and endpoints (each watches
+// the API server on its own), as on any cluster; clients started after this do not race them.
+func waitServiceAnswers(t *testing.T, ns, name string, port int) {
+	t.Helper()
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(localcluster.DNSServiceIP, "53"))
+	}}
+	fqdn := name + "." + ns + ".svc.cluster.local."
+	testutil.Eventually(t, time.Minute, fqdn+" to resolve and accept connections on port "+strconv.Itoa(port), func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		addrs, err := r.LookupHost(ctx, fqdn)
+		if err != nil {
+			return err
+		}
+		conn, err := (&net.Dialer{Timeout: 2 * time.Second}).Dial("tcp", net.JoinHostPort(addrs[0], strconv.Itoa(port)))
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	})
+}
+
 func waitPodDone(t *testing.T, ns, name string, timeout time.Duration) corev1.PodPhase {
 	t.Helper()
 	var phase corev1.PodPhase
@@ -136,6 +163,7 @@ func TestAppServesThroughService(t *testing.T) {
 	ns := newNamespace(t, "serve")
 	createApp(t, webApp(ns, "hello", 2))
 	waitApp(t, ns, "hello", metav1.ConditionTrue, 3*time.Minute)
+	waitServiceAnswers(t, ns, "hello", 8080)
 	out := runClient(t, ns, "client", "wget -q -T 5 -O - http://hello."+ns+".svc:8080/")
 	if !strings.Contains(out, "nginx") {
 		t.Fatalf("GET http://hello.%s.svc:8080/ answered %q, want the nginx page", ns, out)
@@ -180,6 +208,7 @@ func TestRollingUpdateDropsNoRequest(t *testing.T) {
 
 	// The client polls for as long as the test runs and prints one line per request;
 	// its log is read once every old pod is gone.
+	waitServiceAnswers(t, ns, "web", 8080)
 	url := "http://web." + ns + ".svc:8080/"
 	startClient(t, ns, "poller", `while true; do if wget -q -T 2 -O /dev/null `+url+`; then echo ok; else echo FAIL; fi; sleep 0.1; done`)
 	testutil.Eventually(t, time.Minute, "the poller's first answers", func() error {
@@ -247,6 +276,7 @@ func TestCacheInstanceAnswers(t *testing.T) {
 		}
 		return nil
 	})
+	waitServiceAnswers(t, ns, "sessions", 11211)
 	out := runClient(t, ns, "client", `printf 'set greeting 0 0 5\r\nhello\r\nget greeting\r\nquit\r\n' | nc sessions.`+ns+`.svc 11211`)
 	if !strings.Contains(out, "STORED") || !strings.Contains(out, "VALUE greeting 0 5") || !strings.Contains(out, "hello") {
 		t.Fatalf("memcached answered %q, want STORED and the value back", out)
