@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,6 +59,10 @@ func TestValidateVersionChange(t *testing.T) {
 		"mysql patch release":       {engine: v1beta1.MySQL, from: "8.4", to: "8.4.3"},
 		"mysql downgrade":           {engine: v1beta1.MySQL, from: "8.4", to: "8.0", want: "downgrading MySQL"},
 		"mysql skips a series":      {engine: v1beta1.MySQL, from: "5.7", to: "8.4", want: "changes the major version"},
+		"mariadb patch release":     {engine: v1beta1.MariaDB, from: "11.8", to: "11.8.2"},
+		"mariadb LTS upgrade":       {engine: v1beta1.MariaDB, from: "11.4", to: "11.8", want: "upgrading MariaDB from 11.4 to 11.8 changes the major version"},
+		"mariadb 10.11 to 11.4":     {engine: v1beta1.MariaDB, from: "10.11", to: "11.4", want: "restore a backup"},
+		"mariadb downgrade":         {engine: v1beta1.MariaDB, from: "11.8", to: "10.11", want: "downgrading MariaDB from 11.8 to 10.11 is not supported"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -122,5 +127,35 @@ func TestValidateDeleteRefusesForegroundBeforeASnapshot(t *testing.T) {
 				t.Fatalf("refusal %v does not say to delete in the background or skip the snapshot", err)
 			}
 		})
+	}
+}
+
+// MariaDB runs its long-term support series, 11.8 by default; a version Mooring does not
+// run is refused naming spec.version and listing the ones it does.
+func TestMariaDBVersions(t *testing.T) {
+	db := &v1beta1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Spec: v1beta1.DatabaseClusterSpec{Engine: v1beta1.MariaDB}}
+	if err := (DatabaseClusterDefaulter{}).Default(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	if db.Spec.Version != "11.8" {
+		t.Fatalf("default MariaDB version = %q, want 11.8", db.Spec.Version)
+	}
+	for _, v := range []string{"11.8", "11.4", "10.11"} {
+		if err := validateDatabaseCluster(cluster(v1beta1.MariaDB, v)); err != nil {
+			t.Errorf("MariaDB %s rejected: %v", v, err)
+		}
+	}
+	for _, v := range []string{"10.6", "8.4", "18", "11"} {
+		err := validateDatabaseCluster(cluster(v1beta1.MariaDB, v))
+		if err == nil || !strings.Contains(err.Error(), "spec.version") || !strings.Contains(err.Error(), `"`+v+`"`) ||
+			!strings.Contains(err.Error(), `supported values: "11.8", "11.4", "10.11"`) {
+			t.Errorf("MariaDB %s = %v, want a rejection naming spec.version and %q with the supported versions", v, err, v)
+		}
+	}
+	if got := SupportedVersions(v1beta1.PostgreSQL); !slices.Equal(got[:4], []string{"18", "17", "16", "15"}) {
+		t.Errorf("PostgreSQL versions = %v, want 18 (the default), 17, 16, 15 first", got)
+	}
+	if engineNames[v1beta1.MariaDB] != "MariaDB" {
+		t.Errorf("engineNames lacks MariaDB: %v", engineNames)
 	}
 }

@@ -12,16 +12,20 @@ import (
 )
 
 // engineNames are the engines as messages name them.
-var engineNames = map[v1beta1.DatabaseEngine]string{v1beta1.PostgreSQL: "PostgreSQL", v1beta1.MySQL: "MySQL"}
+var engineNames = map[v1beta1.DatabaseEngine]string{
+	v1beta1.PostgreSQL: "PostgreSQL",
+	v1beta1.MySQL:      "MySQL",
+	v1beta1.MariaDB:    "MariaDB",
+}
 
 // releaseSeries is the part of a version that decides whether a server can run on another
 // version's data files: the major version for PostgreSQL ("17" of "17.2"), the release
-// series for MySQL ("8.4" of "8.4.3"). spec.version names just that, so today every
-// allowed version change is a change of series; a patch (or PostgreSQL minor) release
-// within a series changes nothing here.
+// series for MySQL ("8.4" of "8.4.3") and MariaDB ("11.8" of "11.8.2"). spec.version
+// names just that, so today every allowed version change is a change of series; a patch
+// (or PostgreSQL minor) release within a series changes nothing here.
 func releaseSeries(engine v1beta1.DatabaseEngine, version string) ([]int, bool) {
 	parts := strings.Split(version, ".")
-	n := 2 // MySQL; and PostgreSQL before 10 ("9.6")
+	n := 2 // MySQL, MariaDB; and PostgreSQL before 10 ("9.6")
 	if engine == v1beta1.PostgreSQL && len(parts) > 0 {
 		if major, err := strconv.Atoi(parts[0]); err == nil && major >= 10 {
 			n = 1
@@ -44,7 +48,9 @@ func releaseSeries(engine v1beta1.DatabaseEngine, version string) ([]int, bool) 
 // inPlaceUpgrades are the series changes the engine makes on its own when the new server
 // starts on the old data: MySQL upgrades its data dictionary at startup from one LTS
 // series to the next (8.0 to 8.4). PostgreSQL needs pg_upgrade (which the image does not
-// run) for any major version, and no engine downgrades in place.
+// run) for any major version, and MariaDB needs mariadb-upgrade (which Mooring does not
+// run) to bring its system tables to a new series, so neither has any. No engine
+// downgrades in place.
 var inPlaceUpgrades = map[v1beta1.DatabaseEngine]map[string][]string{
 	v1beta1.MySQL: {"8.0": {"8.4"}},
 }

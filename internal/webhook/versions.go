@@ -7,6 +7,7 @@ import "github.com/mooringhq/mooring/api/v1beta1"
 var engineVersions = map[v1beta1.DatabaseEngine][]string{
 	v1beta1.PostgreSQL: {"18", "17", "16", "15", "14"},
 	v1beta1.MySQL:      {"8.4", "8.0"},
+	v1beta1.MariaDB:    {"11.8", "11.4", "10.11"}, // its long-term support series
 }
 
 // DefaultVersion is the version a new cluster of the engine gets when none is given.
