@@ -3,17 +3,21 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1alpha1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
@@ -45,13 +49,67 @@ func (DatabaseClusterDefaulter) Default(_ context.Context, db *v1beta1.DatabaseC
 	return nil
 }
 
+// The DatabaseCluster webhook reads the Backup a new cluster's spec.bootstrap names, and
+// the DatabaseCluster that Backup dumps.
+// +kubebuilder:rbac:groups=mooring.dev,resources=backups;databaseclusters,verbs=get
+
 // DatabaseClusterValidator rejects what CEL cannot express, and what CEL checks only for
 // requests made in v1beta1.
-type DatabaseClusterValidator struct{}
+type DatabaseClusterValidator struct {
+	// Reader looks up the Backup a new cluster's spec.bootstrap names. Setup gives it the
+	// manager's API reader, which reads from the API server: the cache might not have a
+	// Backup created a moment before the cluster yet.
+	Reader client.Reader
+}
 
-// ValidateCreate checks a new cluster.
-func (DatabaseClusterValidator) ValidateCreate(_ context.Context, db *v1beta1.DatabaseCluster) (admission.Warnings, error) {
-	return nil, validateDatabaseCluster(db)
+// ValidateCreate checks a new cluster, and the Backup it is to be restored from.
+func (v DatabaseClusterValidator) ValidateCreate(ctx context.Context, db *v1beta1.DatabaseCluster) (admission.Warnings, error) {
+	bootstrapErrs, err := v.validateBootstrap(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return nil, validateDatabaseCluster(db, bootstrapErrs...)
+}
+
+// validateBootstrap checks, at creation, the Backup spec.bootstrap.backup names: that it
+// exists in the cluster's namespace and dumps a database of the cluster's engine. The
+// error is for a failed lookup, which the API server reports as the webhook's failure.
+func (v DatabaseClusterValidator) validateBootstrap(ctx context.Context, db *v1beta1.DatabaseCluster) (field.ErrorList, error) {
+	if db.Spec.Bootstrap == nil || db.Spec.Bootstrap.Backup == nil {
+		return nil, nil // the schema requires backup; nothing to look up without it
+	}
+	if v.Reader == nil {
+		return nil, errors.New("the DatabaseCluster webhook has no reader to look up spec.bootstrap.backup with")
+	}
+	ref := db.Spec.Bootstrap.Backup
+	path := field.NewPath("spec", "bootstrap", "backup", "name")
+	backup := &mooringv1.Backup{}
+	switch err := v.Reader.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: ref.Name}, backup); {
+	case apierrors.IsNotFound(err):
+		return field.ErrorList{field.Invalid(path, ref.Name, fmt.Sprintf("Backup %s not found in namespace %s", ref.Name, db.Namespace))}, nil
+	case err != nil:
+		return nil, fmt.Errorf("look up Backup %s/%s for spec.bootstrap.backup.name: %w", db.Namespace, ref.Name, err)
+	}
+
+	// The Backup's engine is its database's. When that DatabaseCluster is gone (a cluster
+	// is often recreated from its own Backup), nothing else tells the engine: the Backup's
+	// status does not record it, nor do the dump's file names. The cluster is then
+	// admitted, and the restore Job reports a dump of another engine.
+	source := &v1beta1.DatabaseCluster{}
+	switch err := v.Reader.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: backup.Spec.DatabaseRef.Name}, source); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("look up DatabaseCluster %s/%s, the database of Backup %s: %w",
+			db.Namespace, backup.Spec.DatabaseRef.Name, ref.Name, err)
+	case source.Spec.Engine != db.Spec.Engine:
+		return field.ErrorList{field.Invalid(path, ref.Name, fmt.Sprintf(
+			"Backup %s dumps DatabaseCluster %s, a %s database, and its dumps cannot be restored into spec.engine %s",
+			ref.Name, source.Name, source.Spec.Engine, db.Spec.Engine))}, nil
+	}
+
+	// spec.bootstrap.backup.dump is not checked here: the Backup's status does not list its
+	// dumps, which are files in its volume. The restore Job reports a dump it cannot find.
+	return nil, nil
 }
 
 // ValidateUpdate checks a changed cluster. CEL on the v1beta1 schema guards the update
@@ -121,9 +179,9 @@ func propagation(ctx context.Context) metav1.DeletionPropagation {
 	return ""
 }
 
-// validateDatabaseCluster checks a new cluster.
-func validateDatabaseCluster(db *v1beta1.DatabaseCluster) error {
-	return invalid(db, validateFields(nil, db))
+// validateDatabaseCluster checks a new cluster's fields, with more errors found elsewhere.
+func validateDatabaseCluster(db *v1beta1.DatabaseCluster, more ...*field.Error) error {
+	return invalid(db, append(validateFields(nil, db), more...))
 }
 
 // validateFields checks db's fields on their own: every field on create (old nil), and on
@@ -180,6 +238,11 @@ func validateDatabaseClusterUpdate(old, db *v1beta1.DatabaseCluster, version str
 	}
 	if err := validateVersionChange(old, db); err != nil {
 		errs = append(errs, err)
+	}
+	// The data came from the Backup once, at creation; naming another afterwards (or
+	// dropping it) would claim data the cluster does not have.
+	if !equality.Semantic.DeepEqual(old.Spec.Bootstrap, db.Spec.Bootstrap) {
+		errs = append(errs, field.Forbidden(spec.Child("bootstrap"), "bootstrap is immutable: it can be set only when the cluster is created"))
 	}
 	// A StatefulSet's volume claim template cannot change, nor can a bound PVC's class. Unset
 	// is a value too: the volumes then have the cluster's default class, which naming one

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -11,8 +12,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
@@ -157,5 +163,136 @@ func TestMariaDBVersions(t *testing.T) {
 	}
 	if engineNames[v1beta1.MariaDB] != "MariaDB" {
 		t.Errorf("engineNames lacks MariaDB: %v", engineNames)
+	}
+}
+
+// bootstrapScheme knows the kinds the DatabaseCluster webhook reads.
+func bootstrapScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := mooringv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1beta1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// bootstrapped is a new cluster in namespace shop restored from Backup backup.
+func bootstrapped(engine v1beta1.DatabaseEngine, backup, dump string) *v1beta1.DatabaseCluster {
+	db := cluster(engine, DefaultVersion(engine))
+	db.Namespace = "shop"
+	db.Finalizers = nil
+	db.Spec.Bootstrap = &v1beta1.BootstrapSpec{Backup: &v1beta1.BootstrapBackup{Name: backup, Dump: dump}}
+	return db
+}
+
+// A new cluster restored from a Backup is refused, naming spec.bootstrap.backup.name and
+// the Backup, when the Backup is missing or dumps a database of another engine. A Backup
+// whose database is gone says nothing of the engine and is allowed.
+func TestValidateCreateBootstrap(t *testing.T) {
+	objs := []client.Object{
+		&mooringv1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "orders-nightly", Namespace: "shop"},
+			Spec: mooringv1.BackupSpec{DatabaseRef: mooringv1.DatabaseReference{Name: "orders"}, Schedule: "@daily"}},
+		&mooringv1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "gone-nightly", Namespace: "shop"},
+			Spec: mooringv1.BackupSpec{DatabaseRef: mooringv1.DatabaseReference{Name: "gone"}, Schedule: "@daily"}},
+		&v1beta1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"},
+			Spec: v1beta1.DatabaseClusterSpec{Engine: v1beta1.MariaDB, Version: "11.8"}},
+		// The same name in another namespace is not the one the cluster means.
+		&mooringv1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere", Namespace: "other"},
+			Spec: mooringv1.BackupSpec{DatabaseRef: mooringv1.DatabaseReference{Name: "orders"}, Schedule: "@daily"}},
+	}
+	reader := fake.NewClientBuilder().WithScheme(bootstrapScheme(t)).WithObjects(objs...).Build()
+	tests := map[string]struct {
+		db   *v1beta1.DatabaseCluster
+		want []string // nil to allow
+	}{
+		"no bootstrap":             {db: cluster(v1beta1.MariaDB, "11.8")},
+		"same engine":              {db: bootstrapped(v1beta1.MariaDB, "orders-nightly", "")},
+		"same engine, named dump":  {db: bootstrapped(v1beta1.MariaDB, "orders-nightly", "orders-nightly-20250101030000.sql.gz")},
+		"database gone":            {db: bootstrapped(v1beta1.PostgreSQL, "gone-nightly", "")},
+		"missing backup":           {db: bootstrapped(v1beta1.MariaDB, "nightly", ""), want: []string{"spec.bootstrap.backup.name", `"nightly"`, "Backup nightly not found in namespace shop"}},
+		"backup in another ns":     {db: bootstrapped(v1beta1.MariaDB, "elsewhere", ""), want: []string{"spec.bootstrap.backup.name", "Backup elsewhere not found in namespace shop"}},
+		"another engine":           {db: bootstrapped(v1beta1.MySQL, "orders-nightly", ""), want: []string{"spec.bootstrap.backup.name", `"orders-nightly"`, "DatabaseCluster orders, a mariadb database", "spec.engine mysql"}},
+		"another engine, postgres": {db: bootstrapped(v1beta1.PostgreSQL, "orders-nightly", ""), want: []string{"spec.bootstrap.backup.name", "spec.engine postgresql"}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := (DatabaseClusterValidator{Reader: reader}).ValidateCreate(context.Background(), tt.db)
+			switch {
+			case tt.want == nil && err != nil:
+				t.Fatalf("rejected: %v", err)
+			case tt.want != nil && err == nil:
+				t.Fatalf("allowed, want a rejection saying %q", tt.want)
+			case tt.want != nil && !apierrors.IsInvalid(err):
+				t.Fatalf("%v is not an Invalid error", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("%v does not say %q", err, w)
+				}
+			}
+		})
+	}
+
+	// The field errors come together with the cluster's others.
+	db := bootstrapped(v1beta1.MariaDB, "nightly", "")
+	db.Spec.Version = "10.6"
+	_, err := (DatabaseClusterValidator{Reader: reader}).ValidateCreate(context.Background(), db)
+	if err == nil || !strings.Contains(err.Error(), "spec.version") || !strings.Contains(err.Error(), "spec.bootstrap.backup.name") {
+		t.Fatalf("unsupported version and missing Backup = %v, want both", err)
+	}
+}
+
+// A Backup that cannot be read is the webhook's failure, not the cluster's: the error is
+// returned as it is, not as a field error.
+func TestValidateCreateBootstrapLookupFails(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "mooring.dev", Resource: "backups"}, "orders-nightly", errors.New("no RBAC"))
+	reader := fake.NewClientBuilder().WithScheme(bootstrapScheme(t)).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return forbidden
+		},
+	}).Build()
+	_, err := (DatabaseClusterValidator{Reader: reader}).ValidateCreate(context.Background(), bootstrapped(v1beta1.MariaDB, "orders-nightly", ""))
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "look up Backup shop/orders-nightly") {
+		t.Fatalf("failed lookup = %v, want the Forbidden error, saying what was looked up", err)
+	}
+	if _, err := (DatabaseClusterValidator{}).ValidateCreate(context.Background(), bootstrapped(v1beta1.MariaDB, "orders-nightly", "")); err == nil {
+		t.Fatal("a validator without a reader admitted a bootstrap it could not check")
+	}
+}
+
+// spec.bootstrap is the cluster's origin: it cannot be set, changed or dropped after
+// creation, whatever version the request is made in.
+func TestValidateUpdateBootstrapImmutable(t *testing.T) {
+	old := bootstrapped(v1beta1.MariaDB, "orders-nightly", "")
+	for name, change := range map[string]func(*v1beta1.DatabaseCluster){
+		"other backup": func(d *v1beta1.DatabaseCluster) { d.Spec.Bootstrap.Backup.Name = "other" },
+		"named dump":   func(d *v1beta1.DatabaseCluster) { d.Spec.Bootstrap.Backup.Dump = "orders-nightly-1.sql.gz" },
+		"dropped":      func(d *v1beta1.DatabaseCluster) { d.Spec.Bootstrap = nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := old.DeepCopy()
+			change(db)
+			_, err := (DatabaseClusterValidator{}).ValidateUpdate(context.Background(), old, db)
+			if err == nil || !strings.Contains(err.Error(), "spec.bootstrap") || !strings.Contains(err.Error(), "bootstrap is immutable") {
+				t.Fatalf("update = %v, want spec.bootstrap immutable", err)
+			}
+		})
+	}
+	plain := cluster(v1beta1.MariaDB, "11.8")
+	added := plain.DeepCopy()
+	added.Spec.Bootstrap = &v1beta1.BootstrapSpec{Backup: &v1beta1.BootstrapBackup{Name: "orders-nightly"}}
+	if _, err := (DatabaseClusterValidator{}).ValidateUpdate(context.Background(), plain, added); err == nil ||
+		!strings.Contains(err.Error(), "can be set only when the cluster is created") {
+		t.Fatalf("bootstrap added to an existing cluster = %v, want a rejection", err)
+	}
+	// Unchanged, it does not stand in the way of other updates (and the Backup is not
+	// looked up again: the validator has no reader here).
+	scaled := old.DeepCopy()
+	scaled.Spec.ReplicaCount = 3
+	if _, err := (DatabaseClusterValidator{}).ValidateUpdate(context.Background(), old, scaled); err != nil {
+		t.Fatalf("scaling a bootstrapped cluster rejected: %v", err)
 	}
 }

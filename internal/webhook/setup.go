@@ -23,6 +23,6 @@ func Setup(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewWebhookManagedBy(mgr, &v1beta1.DatabaseCluster{}).
 		WithDefaulter(DatabaseClusterDefaulter{}).
-		WithValidator(DatabaseClusterValidator{}).
+		WithValidator(DatabaseClusterValidator{Reader: mgr.GetAPIReader()}).
 		Complete()
 }
