@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/instance"
 	"github.com/mooringhq/mooring/internal/manager"
 	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
@@ -58,6 +59,7 @@ func main() {
 	flag.Float64Var(&traceRatio, "trace-sampling-ratio", 1, "Share (0-1) of new traces recorded when OTEL_EXPORTER_OTLP_ENDPOINT turns tracing on; spans with a sampled parent are always recorded.")
 	perf := bindPerformanceFlags(flag.CommandLine)
 	imgs := bindImageFlags(flag.CommandLine)
+	managerImage := bindInstanceManagerFlag(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse() // --kubeconfig is registered by controller-runtime's config package.
@@ -79,6 +81,10 @@ func main() {
 	perf.apply(log)
 	if err := imgs.apply(); err != nil {
 		log.Error(err, "Invalid image flag")
+		os.Exit(1)
+	}
+	if err := database.SetInstanceManagerImage(*managerImage); err != nil {
+		log.Error(err, "Invalid --instance-manager-image")
 		os.Exit(1)
 	}
 	mgr, err := manager.New(perf.restConfig(ctrl.GetConfigOrDie()), ctrl.Options{

@@ -93,6 +93,19 @@ type childKey struct {
 	name string
 }
 
+// Keep leaves the existing child obj as it is: it is neither applied nor pruned by this
+// reconcile. A kind keeps a child it must not change behind its owner's back (a
+// DatabaseCluster's StatefulSet of an earlier release, whose pods the new template
+// could not run on the old data).
+func (s *Scope[T]) Keep(obj client.Object) error {
+	gvk, err := apiutil.GVKForObject(obj, s.scheme)
+	if err != nil {
+		return err
+	}
+	s.applied[childKey{gvk, obj.GetName()}] = struct{}{}
+	return nil
+}
+
 // Event records an event on the reconciled object.
 func (s *Scope[T]) Event(eventType, reason, action, message string) {
 	s.recorder.Eventf(s.Object, nil, eventType, reason, action, "%s", message)

@@ -161,6 +161,8 @@ type realNode struct {
 	lock       *nodeLock
 	kubeProxy  string // binary, for its clean-up mode
 	kubeletPKI kubeletPKI
+	// stopVolumes ends openHostPathVolumes.
+	stopVolumes context.CancelFunc
 }
 
 // prepareRealNode takes the machine's real node: the lock, the removal of what a killed
@@ -215,6 +217,9 @@ func (n *realNode) stop(ctx context.Context) error {
 		return nil
 	}
 	defer n.lock.release()
+	if n.stopVolumes != nil {
+		n.stopVolumes()
+	}
 	err := removeNodeState(n.paths)
 	return errors.Join(err, networkDown(ctx, n.paths, n.kubeProxy))
 }

@@ -139,6 +139,7 @@ func (c *Cluster) startRealNode(ctx context.Context, o Options, cs kubernetes.In
 		", "+DNSServiceIP+" answers", dnsAnswers); err != nil {
 		return err
 	}
+	n.openHostPathVolumes(cs)
 	return setSimulatedTaints(ctx, cs, o.Nodes, true)
 }
 

@@ -104,7 +104,16 @@ func setUp() error {
 		return err
 	}
 	images := func(ctx context.Context) ([]string, error) {
-		archives, err := nodeimage.EnsureAll(ctx, nodeimage.Startup(), nodeimage.Options{Log: os.Stderr})
+		specs := nodeimage.Startup()
+		// The database servers the database tests run (and their clients).
+		for _, ref := range []string{"docker.io/library/postgres:18", "docker.io/library/mariadb:11.8"} {
+			s, ok := nodeimage.Find(ref)
+			if !ok {
+				return nil, fmt.Errorf("no local stand-in for %s in internal/nodeimage", ref)
+			}
+			specs = append(specs, s)
+		}
+		archives, err := nodeimage.EnsureAll(ctx, specs, nodeimage.Options{Log: os.Stderr})
 		return append(archives, operatorImage), err
 	}
 	suite.cluster, err = localcluster.Start(ctx, localcluster.Options{

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/localcluster"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
@@ -39,11 +40,10 @@ func newNamespace(t *testing.T, name string) string {
 	return name
 }
 
-// startClient starts a busybox pod running script under sh, restricted like Mooring's
-// own workloads, and returns its name.
-func startClient(t *testing.T, ns, name, script string) string {
-	t.Helper()
-	pod := &corev1.Pod{
+// clientPod is a pod running script under sh in image, restricted like Mooring's own
+// workloads.
+func clientPod(ns, name, image, script string, env []corev1.EnvVar) *corev1.Pod {
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
@@ -52,7 +52,7 @@ func startClient(t *testing.T, ns, name, script string) string {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name: "client", Image: busybox, Command: []string{"sh", "-c", script},
+				Name: "client", Image: image, Command: []string{"sh", "-c", script}, Env: env,
 				SecurityContext: &corev1.SecurityContext{
 					AllowPrivilegeEscalation: ptr.To(false),
 					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -60,7 +60,18 @@ func startClient(t *testing.T, ns, name, script string) string {
 			}},
 		},
 	}
-	if _, err := suite.cs.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+}
+
+// dbClient is a client pod in the database engine's own image, which has its client.
+func dbClient(ns, name string, e dbEngine, script string, env []corev1.EnvVar) *corev1.Pod {
+	return clientPod(ns, name, "docker.io/library/"+map[v1beta1.DatabaseEngine]string{
+		v1beta1.PostgreSQL: "postgres", v1beta1.MariaDB: "mariadb"}[e.engine]+":"+e.version, script, env)
+}
+
+// startClient starts a busybox client pod running script and returns its name.
+func startClient(t *testing.T, ns, name, script string) string {
+	t.Helper()
+	if _, err := suite.cs.CoreV1().Pods(ns).Create(context.Background(), clientPod(ns, name, busybox, script, nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return name

@@ -2,6 +2,7 @@ package database
 
 import (
 	"fmt"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/instance"
 )
 
 const (
@@ -27,11 +29,18 @@ const (
 	podIndexLabel = "apps.kubernetes.io/pod-index"
 	podNameLabel  = "statefulset.kubernetes.io/pod-name"
 	defaultSize   = "1Gi"
-	// probeTimeout is a second more than the scripts' own connect timeouts, so that a
-	// server slow to answer fails the check rather than the kubelet killing the client.
-	probeTimeout = 6
-	// startupFailures × 10 s is how long a pod may take to answer: one hour.
-	startupFailures = 360
+	// probeTimeout is a second more than the manager's own check of the server (4 s).
+	probeTimeout = 5
+	// dbUser is the uid and gid of the database user in the official postgres, mysql
+	// and mariadb images (and in the local stand-ins, internal/nodeimage).
+	dbUser int64 = 999
+	// terminationGrace gives the manager's clean shutdown (50 s) room.
+	terminationGrace = 60
+	statusPortName   = "status"
+	binVolume        = "mooring-bin"
+	runVolume        = "mooring-run"
+	adminVolume      = "admin-secret"
+	appVolume        = "app-secret"
 )
 
 // HeadlessServiceName names the Service that gives each pod a DNS name.
@@ -48,63 +57,84 @@ func StorageSize(db *v1beta1.DatabaseCluster) resource.Quantity {
 	return resource.MustParse(defaultSize)
 }
 
-// StatefulSet is the cluster's StatefulSet.
+// StatefulSet is the cluster's StatefulSet. Its pods run the server image with
+// Mooring's instance manager as the container's command: an init container copies the
+// manager from the operator's image into an emptyDir, and the manager initialises,
+// configures and runs the server (internal/instance). The credentials reach it as files
+// of the two Secrets, never through the environment or arguments.
 func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 	e, err := engineFor(db)
 	if err != nil {
 		return nil, err
 	}
-	secretRef := func(secret, key string) *corev1.EnvVarSource {
-		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key,
-		}}
-	}
-	app := func(key string) *corev1.EnvVarSource { return secretRef(db.Spec.SecretName, key) }
-	// The superuser and replication passwords are apart from the application's, so that
-	// changing the application's password (credentials.go) leaves Mooring able to log in
-	// and the replicas able to follow the primary.
-	admin := func() *corev1.EnvVarSource { return secretRef(AdminSecretName(db), PasswordKey) }
-	env := []corev1.EnvVar{
-		{Name: "POD_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + podIndexLabel + "']"}}},
-		// The probes reach the server at the pod's own address, as clients do: the
-		// images' set-up runs a temporary server that listens on 127.0.0.1 only.
-		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-		{Name: "PRIMARY_HOST", Value: fmt.Sprintf("%s.%s", PrimaryPodName(db), HeadlessServiceName(db))},
-		// Credentials come from the Secrets through the environment, never the command line.
-		{Name: e.userEnv, ValueFrom: app(UsernameKey)},
-		{Name: e.passwordEnv, ValueFrom: app(PasswordKey)},
-		{Name: e.extraPasswordEnv, ValueFrom: admin()},
-		{Name: e.replUserEnv, Value: "replicator"},
-		{Name: e.replPasswordEnv, ValueFrom: admin()},
-	}
-	if e.primaryPasswordEnv != "" {
-		env = append(env, corev1.EnvVar{Name: e.primaryPasswordEnv, ValueFrom: admin()})
-	}
-	run := func(script string) corev1.ProbeHandler {
-		return corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/bin/sh", "-c", script}}}
-	}
-	container := corev1.Container{
-		Name:         containerName,
-		Image:        serverImage(db.Spec.Engine) + ":" + db.Spec.Version,
-		Command:      []string{"/bin/sh", "-c", e.runScript},
-		Env:          env,
-		Ports:        []corev1.ContainerPort{{Name: "db", ContainerPort: e.port, Protocol: corev1.ProtocolTCP}},
-		VolumeMounts: []corev1.VolumeMount{{Name: DataVolume, MountPath: e.dataPath}},
-		// A TCP check passes while PostgreSQL recovers and refuses queries; readiness asks
-		// the server itself. Crash recovery, a MySQL 8.0 to 8.4 upgrade or a replica's
-		// first copy of the primary can take long: the startup probe allows an hour
-		// (as CloudNativePG's default startDelay), and liveness starts only after it.
-		ReadinessProbe: &corev1.Probe{ProbeHandler: run(e.readyScript), PeriodSeconds: 10, TimeoutSeconds: probeTimeout, FailureThreshold: 3},
-		StartupProbe:   &corev1.Probe{ProbeHandler: run(e.readyScript), PeriodSeconds: 10, TimeoutSeconds: probeTimeout, FailureThreshold: startupFailures},
-		LivenessProbe:  &corev1.Probe{ProbeHandler: run(e.aliveScript), PeriodSeconds: 10, TimeoutSeconds: probeTimeout, FailureThreshold: 6},
-		// The Bitnami images run as user 1001 and need nothing more.
-		SecurityContext: &corev1.SecurityContext{
+	restricted := func() *corev1.SecurityContext {
+		return &corev1.SecurityContext{
 			RunAsNonRoot:             ptr.To(true),
-			RunAsUser:                ptr.To[int64](1001),
+			RunAsUser:                ptr.To(dbUser),
+			RunAsGroup:               ptr.To(dbUser),
 			AllowPrivilegeEscalation: ptr.To(false),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}
+	}
+	manager := instance.ManagerPath(instance.BinDir)
+	install := corev1.Container{
+		Name:            "instance-manager",
+		Image:           InstanceManagerImage(),
+		Command:         []string{"/mooring", "instance", "install", instance.BinDir},
+		VolumeMounts:    []corev1.VolumeMount{{Name: binVolume, MountPath: instance.BinDir}},
+		SecurityContext: restricted(),
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
 		},
+	}
+	httpProbe := func(path string) corev1.ProbeHandler {
+		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString(statusPortName)}}
+	}
+	container := corev1.Container{
+		Name:  containerName,
+		Image: serverImage(db.Spec.Engine) + ":" + db.Spec.Version,
+		Command: []string{manager, "instance", "run",
+			"--engine=" + string(db.Spec.Engine), "--version=" + db.Spec.Version,
+			"--primary-host=" + fmt.Sprintf("%s.%s", PrimaryPodName(db), HeadlessServiceName(db)),
+			"--port=" + strconv.Itoa(int(e.port))},
+		Env: []corev1.EnvVar{
+			{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			{Name: "POD_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + podIndexLabel + "']"}}},
+		},
+		Ports: []corev1.ContainerPort{
+			{Name: "db", ContainerPort: e.port, Protocol: corev1.ProtocolTCP},
+			{Name: statusPortName, ContainerPort: instance.StatusPort, Protocol: corev1.ProtocolTCP},
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: DataVolume, MountPath: instance.DataDir},
+			{Name: runVolume, MountPath: instance.RunDir},
+			{Name: binVolume, MountPath: instance.BinDir, ReadOnly: true},
+			{Name: adminVolume, MountPath: instance.AdminSecretDir, ReadOnly: true},
+			{Name: appVolume, MountPath: instance.AppSecretDir, ReadOnly: true},
+		},
+		// The manager answers /healthz while it lives, also while a fault keeps the
+		// server down (so a fault is reported, not crash-looped); /readyz asks the server.
+		// A replica's first copy of the primary may take long: readiness simply waits.
+		ReadinessProbe: &corev1.Probe{ProbeHandler: httpProbe("/readyz"), PeriodSeconds: 5, TimeoutSeconds: probeTimeout, FailureThreshold: 3},
+		LivenessProbe:  &corev1.Probe{ProbeHandler: httpProbe("/healthz"), PeriodSeconds: 10, TimeoutSeconds: probeTimeout, FailureThreshold: 6},
+		// The manager writes the fault that stopped it; the kubelet shows it in the
+		// container's last state.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		SecurityContext:          restricted(),
+	}
+	secretVolume := func(name, secret string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: secret, DefaultMode: ptr.To[int32](0o440),
+			Items: []corev1.KeyToPath{{Key: UsernameKey, Path: UsernameKey}, {Key: PasswordKey, Path: PasswordKey}},
+		}}}
+	}
+	volumes := []corev1.Volume{
+		{Name: runVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("16Mi"))}}},
+		{Name: binVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
+		secretVolume(adminVolume, AdminSecretName(db)),
+		secretVolume(appVolume, db.Spec.SecretName),
 	}
 	retention := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	if db.Spec.DeletionPolicy == v1beta1.DeletionDelete {
@@ -125,11 +155,21 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: engine.Labels(Component, db.Name)},
 				Spec: corev1.PodSpec{
-					Containers:                   []corev1.Container{container},
-					AutomountServiceAccountToken: ptr.To(false),
+					InitContainers:                []corev1.Container{install},
+					Containers:                    []corev1.Container{container},
+					Volumes:                       volumes,
+					AutomountServiceAccountToken:  ptr.To(false),
+					TerminationGracePeriodSeconds: ptr.To[int64](terminationGrace),
+					// The official images' database users are 999:999; the volume is
+					// given to that group, changed only when its root is not yet (a large
+					// volume is not walked at every start).
 					SecurityContext: &corev1.PodSecurityContext{
-						FSGroup:        ptr.To[int64](1001),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						RunAsNonRoot:        ptr.To(true),
+						RunAsUser:           ptr.To(dbUser),
+						RunAsGroup:          ptr.To(dbUser),
+						FSGroup:             ptr.To(dbUser),
+						FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+						SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 				},
 			},

@@ -2,6 +2,8 @@ package database
 
 import (
 	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/instance"
 )
 
 func newDB(engine v1beta1.DatabaseEngine, mutate func(*v1beta1.DatabaseCluster)) *v1beta1.DatabaseCluster {
@@ -29,19 +32,20 @@ func newDB(engine v1beta1.DatabaseEngine, mutate func(*v1beta1.DatabaseCluster))
 
 func TestStatefulSet(t *testing.T) {
 	tests := map[string]struct {
-		db                      *v1beta1.DatabaseCluster
-		image, mount, retention string
-		port                    int32
-		size                    string
+		db               *v1beta1.DatabaseCluster
+		image, retention string
+		port             int32
+		size             string
 	}{
-		"postgresql": {db: newDB(v1beta1.PostgreSQL, nil), image: "docker.io/bitnami/postgresql:17", mount: "/bitnami/postgresql", port: 5432, size: "1Gi", retention: "Retain"},
+		"postgresql": {db: newDB(v1beta1.PostgreSQL, nil), image: "docker.io/library/postgres:17", port: 5432, size: "1Gi", retention: "Retain"},
+		"mariadb":    {db: newDB(v1beta1.MariaDB, func(d *v1beta1.DatabaseCluster) { d.Spec.Version = "11.8" }), image: "docker.io/library/mariadb:11.8", port: 3306, size: "1Gi", retention: "Retain"},
 		"mysql with storage and Delete": {
 			db: newDB(v1beta1.MySQL, func(d *v1beta1.DatabaseCluster) {
 				d.Spec.Version = "8.4"
 				d.Spec.Storage = v1beta1.StorageSpec{Size: ptr.To(resource.MustParse("10Gi")), StorageClassName: ptr.To("fast")}
 				d.Spec.DeletionPolicy = v1beta1.DeletionDelete
 			}),
-			image: "docker.io/bitnami/mysql:8.4", mount: "/bitnami/mysql", port: 3306, size: "10Gi", retention: "Delete",
+			image: "docker.io/library/mysql:8.4", port: 3306, size: "10Gi", retention: "Delete",
 		},
 	}
 	for name, tt := range tests {
@@ -54,8 +58,27 @@ func TestStatefulSet(t *testing.T) {
 			if c.Image != tt.image || *sts.Spec.Replicas != 3 || sts.Spec.ServiceName != "orders-headless" {
 				t.Errorf("image %s replicas %d service %s", c.Image, *sts.Spec.Replicas, sts.Spec.ServiceName)
 			}
-			if c.Ports[0].ContainerPort != tt.port || c.VolumeMounts[0].MountPath != tt.mount {
+			if c.Ports[0].ContainerPort != tt.port || c.VolumeMounts[0].MountPath != instance.DataDir {
 				t.Errorf("port %d mount %s", c.Ports[0].ContainerPort, c.VolumeMounts[0].MountPath)
+			}
+			// The server image runs Mooring's instance manager, which the init container
+			// copied from the operator's image.
+			pod := sts.Spec.Template.Spec
+			if len(pod.InitContainers) != 1 || pod.InitContainers[0].Image != InstanceManagerImage() ||
+				!slices.Equal(pod.InitContainers[0].Command, []string{"/mooring", "instance", "install", instance.BinDir}) {
+				t.Errorf("init containers %+v, want the instance manager's install from %s", pod.InitContainers, InstanceManagerImage())
+			}
+			wantCmd := []string{instance.ManagerPath(instance.BinDir), "instance", "run", "--engine=" + string(tt.db.Spec.Engine),
+				"--version=" + tt.db.Spec.Version, "--primary-host=orders-0.orders-headless", "--port=" + strconv.Itoa(int(tt.port))}
+			if !slices.Equal(c.Command, wantCmd) {
+				t.Errorf("command %v, want %v", c.Command, wantCmd)
+			}
+			if c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet == nil ||
+				c.LivenessProbe.HTTPGet.Path != "/healthz" || c.StartupProbe != nil {
+				t.Errorf("probes %+v %+v, want the manager's /readyz and /healthz", c.ReadinessProbe, c.LivenessProbe)
+			}
+			if psc := pod.SecurityContext; *psc.RunAsUser != 999 || *psc.FSGroup != 999 || !*psc.RunAsNonRoot {
+				t.Errorf("pod security context %+v, want user and fsGroup 999 (the official images' database user)", psc)
 			}
 			vct := sts.Spec.VolumeClaimTemplates[0]
 			if got := vct.Spec.Resources.Requests[corev1.ResourceStorage]; vct.Name != DataVolume || got.String() != tt.size {
@@ -65,15 +88,14 @@ func TestStatefulSet(t *testing.T) {
 				sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled != appsv1.RetainPersistentVolumeClaimRetentionPolicyType {
 				t.Errorf("retention %+v, want whenDeleted %s and whenScaled Retain", sts.Spec.PersistentVolumeClaimRetentionPolicy, tt.retention)
 			}
-			// Credentials only through secretKeyRef, never literal values or arguments.
-			for _, e := range c.Env {
-				if strings.Contains(e.Name, "PASSWORD") && (e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
-					(e.ValueFrom.SecretKeyRef.Name != "orders-credentials" && e.ValueFrom.SecretKeyRef.Name != "orders-admin")) {
-					t.Errorf("env %s is not taken from the credentials or the admin Secret: %+v", e.Name, e)
+			// Credentials only as files of the Secrets, never in the environment or arguments.
+			for _, e := range append(c.Env, pod.InitContainers[0].Env...) {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					t.Errorf("env %s comes from a Secret; credentials are files", e.Name)
 				}
 			}
-			if strings.Contains(strings.Join(c.Command, " "), "PASSWORD=") {
-				t.Errorf("command line sets a password: %v", c.Command)
+			if strings.Contains(strings.ToLower(strings.Join(c.Command, " ")), "password") {
+				t.Errorf("command line mentions a password: %v", c.Command)
 			}
 			sc := c.SecurityContext
 			if !*sc.RunAsNonRoot || *sc.AllowPrivilegeEscalation || sc.Capabilities.Drop[0] != "ALL" {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/instance"
 )
 
 // The credentials Job reaches the database as the superuser, with every credential taken
@@ -70,33 +72,33 @@ func TestCredentialsJob(t *testing.T) {
 
 // The pods take the application user's credentials from spec.secretName and the
 // superuser's and replication user's from the admin Secret, so that changing the first
-// leaves Mooring able to log in and the replicas able to follow.
+// leaves Mooring able to log in and the replicas able to follow. Both are mounted as
+// files where the instance manager reads them.
 func TestStatefulSetCredentialSources(t *testing.T) {
-	for engine, want := range map[v1beta1.DatabaseEngine]map[string]string{
-		v1beta1.PostgreSQL: {
-			"POSTGRESQL_USERNAME": "orders-credentials/username", "POSTGRESQL_PASSWORD": "orders-credentials/password",
-			"POSTGRESQL_POSTGRES_PASSWORD": "orders-admin/password", "POSTGRESQL_REPLICATION_PASSWORD": "orders-admin/password",
-		},
-		v1beta1.MySQL: {
-			"MYSQL_USER": "orders-credentials/username", "MYSQL_PASSWORD": "orders-credentials/password",
-			"MYSQL_ROOT_PASSWORD": "orders-admin/password", "MYSQL_REPLICATION_PASSWORD": "orders-admin/password",
-			"MYSQL_MASTER_ROOT_PASSWORD": "orders-admin/password",
-		},
-	} {
+	for _, engine := range []v1beta1.DatabaseEngine{v1beta1.PostgreSQL, v1beta1.MySQL, v1beta1.MariaDB} {
 		sts, err := StatefulSet(newDB(engine, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]string{}
-		for _, e := range sts.Spec.Template.Spec.Containers[0].Env {
-			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-				got[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+		pod := sts.Spec.Template.Spec
+		secrets := map[string]string{}
+		for _, v := range pod.Volumes {
+			if v.Secret != nil {
+				secrets[v.Name] = v.Secret.SecretName
 			}
 		}
-		for name, ref := range want {
-			if got[name] != ref {
-				t.Errorf("%s: env %s from %q, want %s", engine, name, got[name], ref)
+		got := map[string]string{}
+		for _, m := range pod.Containers[0].VolumeMounts {
+			if name, ok := secrets[m.Name]; ok {
+				got[m.MountPath] = name
+				if !m.ReadOnly {
+					t.Errorf("%s: Secret %s mounted writable", engine, name)
+				}
 			}
+		}
+		want := map[string]string{instance.AppSecretDir: "orders-credentials", instance.AdminSecretDir: "orders-admin"}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: Secrets mounted %v, want %v", engine, got, want)
 		}
 	}
 	s := AdminSecret(newDB(v1beta1.MySQL, nil), "pw")

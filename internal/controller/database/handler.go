@@ -43,6 +43,9 @@ type Handler struct {
 	// Fingerprints saves reading the credentials and superuser Secrets again while they
 	// have not changed.
 	Fingerprints *Fingerprints
+	// Instances asks the database pods' instance managers for their status; nil asks
+	// nothing (status.instances then lists the pods alone).
+	Instances *InstanceClient
 }
 
 // Owned lists the kinds of a cluster's children that the engine applies and prunes. The
@@ -107,11 +110,30 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	for _, child := range []client.Object{HeadlessService(db), PrimaryService(db), sts, BindingConfigMap(db)} {
+	live, err := liveStatefulSet(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	legacy := live != nil && isBitnamiStatefulSet(live)
+	children := []client.Object{HeadlessService(db), PrimaryService(db), BindingConfigMap(db)}
+	if legacy {
+		if err := s.Keep(live); err != nil {
+			return ctrl.Result{}, err
+		}
+	} else {
+		children = append(children, sts)
+	}
+	for _, child := range children {
 		if err := s.Apply(ctx, child); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
+	if legacy {
+		keepLegacy(s, live)
+		db.Status.Binding = bindingStatus(db)
+		return ctrl.Result{}, h.syncCredentials(ctx, s, live)
+	}
+	engine.SetCondition(db, ConditionMigrationNeeded, metav1.ConditionFalse, ReasonCurrentLayout, "The cluster runs Mooring's instance manager.")
 	var res ctrl.Result
 	if resize.refused {
 		res.RequeueAfter = resizeRetryInterval // StorageResized=False/ResizeForbidden stays
@@ -122,6 +144,13 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	db.Status.Binding = bindingStatus(db)
 	if err := h.syncCredentials(ctx, s, sts); err != nil {
 		return ctrl.Result{}, err
+	}
+	again, err := h.observeInstances(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if again && (res.RequeueAfter == 0 || res.RequeueAfter > instancePollInterval) {
+		res.RequeueAfter = instancePollInterval
 	}
 	return res, nil
 }
@@ -170,7 +199,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 	})
-	h := Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}, Resizes: &ResizeAttempts{}, Fingerprints: &Fingerprints{}}
+	h := Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}, Resizes: &ResizeAttempts{}, Fingerprints: &Fingerprints{}, Instances: NewInstanceClient()}
 	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, h, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
 	}, func(b *builder.Builder) {

@@ -134,7 +134,9 @@ func TrimPod(obj any) (any, error) {
 	p.Annotations = nil
 	p.Spec = corev1.PodSpec{}
 	p.Status = corev1.PodStatus{
-		Phase:                 p.Status.Phase,
+		Phase: p.Status.Phase,
+		// DatabaseCluster asks each database pod's instance manager at this address.
+		PodIP:                 p.Status.PodIP,
 		Conditions:            p.Status.Conditions,
 		ContainerStatuses:     p.Status.ContainerStatuses,
 		InitContainerStatuses: p.Status.InitContainerStatuses,
