@@ -32,7 +32,7 @@ manifests: generate ## Generate CRDs, RBAC and webhook configurations from the c
 
 .PHONY: build
 build: ## Build the operator (bin/mooring), the portal (bin/mooring-portal), the developer command (bin/mooring-dev) and the kubectl plugin (bin/kubectl-mooring).
-	go build -o bin/mooring ./cmd/mooring
+	CGO_ENABLED=0 go build -o bin/mooring ./cmd/mooring # static: the local real node's database pods run it as their instance manager
 	go build -o bin/mooring-portal ./cmd/mooring-portal
 	go build -o bin/mooring-dev ./cmd/mooring-dev
 	go build -o bin/kubectl-mooring ./cmd/kubectl-mooring

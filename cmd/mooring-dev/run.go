@@ -8,16 +8,19 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/mooringhq/mooring/internal/devenv"
 	"github.com/mooringhq/mooring/internal/localcluster"
 	"github.com/mooringhq/mooring/internal/nodeimage"
+	"github.com/mooringhq/mooring/internal/ociimage"
 )
 
 // run starts everything, stays until a signal or a crash, then stops everything in
@@ -324,10 +327,22 @@ func realNodeMode(s string) (localcluster.RealNode, error) {
 // the operator's and the portal's from `make image` when they were built.
 func nodeImages(cfg config, out io.Writer) func(context.Context) ([]string, error) {
 	return func(ctx context.Context) ([]string, error) {
-		archives, err := nodeimage.EnsureAll(ctx, nodeimage.Startup(), nodeimage.Options{Log: out})
+		specs := nodeimage.Startup()
+		// The samples' databases: built once per machine, a few minutes the first time.
+		for _, ref := range []string{"docker.io/library/postgres:18", "docker.io/library/mariadb:11.8"} {
+			if s, ok := nodeimage.Find(ref); ok {
+				specs = append(specs, s)
+			}
+		}
+		archives, err := nodeimage.EnsureAll(ctx, specs, nodeimage.Options{Log: out})
 		if err != nil {
 			return nil, err
 		}
+		manager, err := instanceManagerImage(cfg)
+		if err != nil {
+			return nil, err
+		}
+		archives = append(archives, manager)
 		for _, name := range []string{"mooring.tar", "mooring-portal.tar"} {
 			path := filepath.Join(cfg.root, "bin", "image", name)
 			if _, err := os.Stat(path); err == nil {
@@ -336,4 +351,21 @@ func nodeImages(cfg config, out io.Writer) func(context.Context) ([]string, erro
 		}
 		return archives, nil
 	}
+}
+
+// instanceManagerImage packs bin/mooring (static, `make build`) into an image the
+// database pods copy their instance manager from, as they do from the operator's image
+// on a real cluster, and returns its tarball.
+func instanceManagerImage(cfg config) (string, error) {
+	bin, err := os.ReadFile(filepath.Join(cfg.root, "bin", "mooring"))
+	if err != nil {
+		return "", fmt.Errorf("the instance manager's image: %w (make build)", err)
+	}
+	img, err := ociimage.Build(ociimage.Spec{Name: "mooring", Binary: bin,
+		Platform: v1.Platform{OS: "linux", Architecture: runtime.GOARCH}, Created: time.Unix(0, 0).UTC()})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(cfg.state, "instance-manager.tar")
+	return path, ociimage.WriteTarball(path, img, devenv.InstanceManagerImage)
 }

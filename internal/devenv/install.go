@@ -194,6 +194,10 @@ func waitEstablished(ctx context.Context, c client.Client, crds []*unstructured.
 	return nil
 }
 
+// InstanceManagerImage is the image mooring-dev makes of bin/mooring for the real node,
+// from which database pods copy their instance manager.
+const InstanceManagerImage = "mooring.local/mooring:dev"
+
 // OperatorArgs are the flags that make the operator serve the webhooks Install points at:
 // on 127.0.0.1:<port>, with a certificate for "localhost" kept in <stateDir>/webhook-certs
 // and in a Secret in mooring-system, whose CA the operator injects.
@@ -205,6 +209,7 @@ func OperatorArgs(stateDir string, webhookPort int) []string {
 		"--webhook-dns-name", "localhost",
 		"--webhook-secret-namespace", Namespace,
 		"--webhook-cert-write",
+		"--instance-manager-image", InstanceManagerImage,
 	}
 }
 
