@@ -2,13 +2,17 @@
 # Mooring's backup: one logical dump of a database, gzipped, written to
 # $BACKUP_DIR/<owner>-<timestamp>.sql.gz, then only the newest $KEEP_LAST dumps of that
 # owner are kept.
-# Credentials come only from the environment (PGPASSWORD or MYSQL_PWD), never from a
-# command line, so they do not show in a process list or in the pod spec.
+# Credentials come only from the environment (PGPASSWORD, or MYSQL_PWD for MySQL and
+# MariaDB), never from a command line, so they do not show in a process list or in the
+# pod spec.
 #
-#   DB_ENGINE                  postgresql or mysql
+# It runs in the cluster's server image, whose clients match the server: pg_dump,
+# mysqldump (MySQL) or mariadb-dump (MariaDB, whose recent images lack the mysql* names).
+#
+#   DB_ENGINE                  postgresql, mysql or mariadb
 #   DB_HOST, DB_PORT, DB_USER  where and as whom to connect
 #   DB_NAME                    the database pg_dump dumps (default postgres); mysqldump
-#                              dumps every database the user can see
+#                              and mariadb-dump dump every database the user can see
 #   BACKUP_DIR                 where dumps go; created when missing
 #   DUMP_OWNER                 the Backup the dump is for: dumps are named
 #                              <DUMP_OWNER>-<timestamp>.sql.gz, and retention counts and
@@ -42,11 +46,19 @@ dump() {
 	postgresql)
 		PGCONNECT_TIMEOUT=30 pg_dump --no-password --host="$DB_HOST" --port="$DB_PORT" \
 			--username="$DB_USER" --dbname="${DB_NAME:-postgres}" ;;
+	# Neither mysqldump nor mariadb-dump has --connect-timeout (only the mysql and mariadb
+	# clients do: given it, they refuse to start); the Job's deadline bounds a dump that
+	# cannot connect.
 	mysql)
 		# --set-gtid-purged=OFF: a dump that restores anywhere, and no FLUSH TABLES (which
 		# the application user may not be allowed) to read a consistent GTID set.
-		mysqldump --host="$DB_HOST" --port="$DB_PORT" --user="$DB_USER" --connect-timeout=30 \
+		mysqldump --host="$DB_HOST" --port="$DB_PORT" --user="$DB_USER" \
 			--single-transaction --no-tablespaces --routines --set-gtid-purged=OFF --all-databases ;;
+	mariadb)
+		# mariadb-dump writes no GTID position unless asked (--gtid with --master-data),
+		# so the dump restores anywhere; it has no --set-gtid-purged, a MySQL option.
+		mariadb-dump --host="$DB_HOST" --port="$DB_PORT" --user="$DB_USER" \
+			--single-transaction --no-tablespaces --routines --all-databases ;;
 	*)
 		echo "backup: unknown DB_ENGINE $DB_ENGINE" >&2
 		return 2 ;;

@@ -26,12 +26,18 @@ var BackupScript string
 //go:embed cleanup.sh
 var CleanupScript string
 
+// RestoreScript loads one dump that BackupScript made into a database's primary.
+//
+//go:embed restore.sh
+var RestoreScript string
+
 const (
 	// MountPath is where the backup volume is mounted; a Backup's backupPath is a
 	// directory inside the volume, so dumps go to MountPath + backupPath.
 	MountPath = "/backup-volume"
-	// RunAsUser is the user and group the Jobs run as: the "postgres" and "mysql" users of
-	// the official images. The volume is given to this group (fsGroup) so it can write.
+	// RunAsUser is the user and group the Jobs run as: the "postgres", "mysql" and
+	// "mysql" (MariaDB) users of the official images. The volume is given to this group
+	// (fsGroup) so it can write.
 	RunAsUser int64 = 999
 	// BackoffLimit is how many times a failed dump is retried before its Job fails.
 	BackoffLimit int32 = 2
@@ -39,25 +45,31 @@ const (
 	// dead connection) must not hold the schedule forever under concurrencyPolicy Forbid.
 	ActiveDeadline int64 = 6 * 60 * 60
 	// maxJobName keeps a Job's name a valid value for the job-name label of its pods.
-	maxJobName    = 63
-	containerName = "dump"
-	volumeName    = "backup"
-	tmpVolumeName = "tmp"
+	maxJobName           = 63
+	containerName        = "dump"
+	restoreContainerName = "restore"
+	volumeName           = "backup"
+	tmpVolumeName        = "tmp"
 )
 
-// Database is what a dump needs to know about the database it dumps.
+// Database is what a dump or a restore needs to know about the database it works on.
 type Database struct {
-	// Engine decides the client image and the dump tool (pg_dump or mysqldump).
+	// Engine decides the image (ServerImage) and the tools: pg_dump and psql, mysqldump
+	// and mysql, or mariadb-dump and mariadb.
 	Engine v1beta1.DatabaseEngine
-	// Version is the server's version; the client image has the same one, since pg_dump
-	// refuses servers newer than itself.
+	// Version is the server's version, the tag of the image the Jobs run: the server's
+	// own clients, since pg_dump refuses servers newer than itself and a dump is read
+	// best by the client of the server that wrote it.
 	Version string
 	// Host and Port reach the primary.
 	Host string
 	Port int32
-	// Name is the database pg_dump dumps; mysqldump dumps every database the user sees.
+	// Name is the database pg_dump dumps, and a PostgreSQL restore loads into;
+	// mysqldump and mariadb-dump dump every database the user sees, and their dumps name
+	// the databases they restore into.
 	Name string
-	// SecretName is the Secret with the credentials, under UsernameKey and PasswordKey.
+	// SecretName is the Secret with the credentials, under UsernameKey and PasswordKey:
+	// the application user's for a dump, the superuser's for a restore.
 	SecretName, UsernameKey, PasswordKey string
 }
 
@@ -93,12 +105,22 @@ type Dump struct {
 	Labels map[string]string
 }
 
-// PasswordEnv is the variable the engine's client reads its password from.
+// PasswordEnv is the variable the engine's clients read their password from: MariaDB's
+// read MySQL's.
 func PasswordEnv(engine v1beta1.DatabaseEngine) string {
-	if engine == v1beta1.MySQL {
+	if engine == v1beta1.MySQL || engine == v1beta1.MariaDB {
 		return "MYSQL_PWD"
 	}
 	return "PGPASSWORD"
+}
+
+// Superuser is the engine's superuser, the user a restore or a credentials change
+// connects as: MariaDB's is root, as MySQL's.
+func Superuser(engine v1beta1.DatabaseEngine) string {
+	if engine == v1beta1.MySQL || engine == v1beta1.MariaDB {
+		return "root"
+	}
+	return "postgres"
 }
 
 // PodTemplate is the pod that runs BackupScript for d.
@@ -125,13 +147,13 @@ func PodTemplate(d Dump) corev1.PodTemplateSpec {
 	if d.Owner != "" {
 		env = append(env, corev1.EnvVar{Name: "DUMP_OWNER", Value: d.Owner})
 	}
-	return podTemplate(ClientImage(db.Engine, db.Version), BackupScript, env, d.Volume, d.Labels)
+	return podTemplate(ServerImage(db.Engine, db.Version), BackupScript, env, d.Volume, false, d.Labels)
 }
 
 // CleanupPodTemplate is the pod that runs CleanupScript on v, for the dumps of owner.
 func CleanupPodTemplate(v Volume, owner string, labels map[string]string) corev1.PodTemplateSpec {
 	env := []corev1.EnvVar{{Name: "BACKUP_DIR", Value: v.Dir()}, {Name: "DUMP_OWNER", Value: owner}}
-	return podTemplate(CurrentImages().Cleanup, CleanupScript, env, v, labels)
+	return podTemplate(CurrentImages().Cleanup, CleanupScript, env, v, false, labels)
 }
 
 // JobSpec runs template to completion, retrying a failed pod BackoffLimit times, for at
@@ -140,7 +162,11 @@ func JobSpec(template corev1.PodTemplateSpec) batchv1.JobSpec {
 	return batchv1.JobSpec{BackoffLimit: ptr.To(BackoffLimit), ActiveDeadlineSeconds: ptr.To(ActiveDeadline), Template: template}
 }
 
-func podTemplate(image, script string, env []corev1.EnvVar, v Volume, labels map[string]string) corev1.PodTemplateSpec {
+// podTemplate runs script in image with v mounted at MountPath, read-only when readOnly.
+// The pod meets the restricted Pod Security Standard: a non-root user, no capabilities,
+// the runtime's seccomp profile and a read-only root filesystem, with an emptyDir on /tmp
+// for what the clients write.
+func podTemplate(image, script string, env []corev1.EnvVar, v Volume, readOnly bool, labels map[string]string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels},
 		Spec: corev1.PodSpec{
@@ -159,7 +185,7 @@ func podTemplate(image, script string, env []corev1.EnvVar, v Volume, labels map
 				Command: []string{"/bin/sh", "-c", script},
 				Env:     env,
 				VolumeMounts: []corev1.VolumeMount{
-					{Name: volumeName, MountPath: MountPath},
+					{Name: volumeName, MountPath: MountPath, ReadOnly: readOnly},
 					{Name: tmpVolumeName, MountPath: "/tmp"},
 				},
 				SecurityContext: &corev1.SecurityContext{

@@ -3,6 +3,8 @@ package dump
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooringhq/mooring/internal/dump/dumptest"
 	"github.com/mooringhq/mooring/internal/localcluster"
 )
 
@@ -315,40 +318,59 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// No MySQL server here: a stand-in mysqldump checks what the script gives the real one,
-// the password only through MYSQL_PWD and never among the arguments.
+// No MySQL server here: a stand-in mysqldump (and mariadb-dump, for machines without
+// MariaDB) checks what the script gives the real one, the password only through
+// MYSQL_PWD and never among the arguments, and only options the tool has: given one it
+// does not know (--connect-timeout, --set-gtid-purged to mariadb-dump), the real tool
+// refuses to start.
 func TestBackupScriptMySQLInvocation(t *testing.T) {
-	bin := t.TempDir()
-	fake := `#!/bin/sh
+	for _, c := range []struct {
+		engine, tool string
+		want, never  []string
+	}{
+		{"mysql", "mysqldump", []string{"--set-gtid-purged=OFF"}, nil},
+		{"mariadb", "mariadb-dump", nil, []string{"--set-gtid-purged"}},
+	} {
+		t.Run(c.engine, func(t *testing.T) {
+			bin := t.TempDir()
+			fake := `#!/bin/sh
 case "$*" in *"$MYSQL_PWD"*) echo "password on the command line" >&2; exit 3 ;; esac
 [ "$MYSQL_PWD" = "` + testPassword + `" ] || { echo "no MYSQL_PWD" >&2; exit 4; }
 echo "-- dumped with: $*"
 [ -z "$FAIL" ]
 `
-	if err := os.WriteFile(filepath.Join(bin, "mysqldump"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "backups")
-	env := []string{"DB_ENGINE=mysql", "DB_HOST=inventory.shop.svc", "DB_PORT=3306", "DB_USER=app",
-		"MYSQL_PWD=" + testPassword, "BACKUP_DIR=" + dir, "KEEP_LAST=1"}
-	runScript(t, BackupScript, bin, env)
-	dumps := newDumps(t, dir, nil)
-	if len(dumps) != 1 {
-		t.Fatalf("dumps %v", dumps)
-	}
-	got := gunzip(t, filepath.Join(dir, dumps[0]))
-	for _, want := range []string{"--host=inventory.shop.svc", "--port=3306", "--user=app", "--single-transaction", "--set-gtid-purged=OFF", "--all-databases"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("mysqldump was not given %s: %s", want, got)
-		}
-	}
-	// A failing mysqldump fails the script even though gzip, last in the pipe, succeeds.
-	out, err := scriptCommand(BackupScript, bin, append(env, "FAIL=1")).CombinedOutput()
-	if err == nil {
-		t.Fatalf("the script succeeded although mysqldump failed:\n%s", out)
-	}
-	if after := newDumps(t, dir, nil); len(after) != 1 || after[0] != dumps[0] {
-		t.Errorf("a failed dump changed the dumps: %v -> %v", dumps, after)
+			if err := os.WriteFile(filepath.Join(bin, c.tool), []byte(fake), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(t.TempDir(), "backups")
+			env := []string{"DB_ENGINE=" + c.engine, "DB_HOST=inventory.shop.svc", "DB_PORT=3306", "DB_USER=app",
+				"MYSQL_PWD=" + testPassword, "BACKUP_DIR=" + dir, "KEEP_LAST=1"}
+			runScript(t, BackupScript, bin, env)
+			dumps := newDumps(t, dir, nil)
+			if len(dumps) != 1 {
+				t.Fatalf("dumps %v", dumps)
+			}
+			got := gunzip(t, filepath.Join(dir, dumps[0]))
+			for _, want := range append([]string{"--host=inventory.shop.svc", "--port=3306", "--user=app", "--single-transaction",
+				"--no-tablespaces", "--routines", "--all-databases"}, c.want...) {
+				if !strings.Contains(got, want) {
+					t.Errorf("%s was not given %s: %s", c.tool, want, got)
+				}
+			}
+			for _, never := range append([]string{"--connect-timeout"}, c.never...) {
+				if strings.Contains(got, never) {
+					t.Errorf("%s was given %s, which it does not have: %s", c.tool, never, got)
+				}
+			}
+			// A failing dump fails the script even though gzip, last in the pipe, succeeds.
+			out, err := scriptCommand(BackupScript, bin, append(env, "FAIL=1")).CombinedOutput()
+			if err == nil {
+				t.Fatalf("the script succeeded although %s failed:\n%s", c.tool, out)
+			}
+			if after := newDumps(t, dir, nil); len(after) != 1 || after[0] != dumps[0] {
+				t.Errorf("a failed dump changed the dumps: %v -> %v", dumps, after)
+			}
+		})
 	}
 }
 
@@ -452,5 +474,290 @@ func TestCleanupReportsWhatItLeaves(t *testing.T) {
 	runScript(t, CleanupScript, "", env)
 	if got := readReport(); got != "foreign=0\n" {
 		t.Errorf("report of an emptied volume: %q, want foreign=0", got)
+	}
+}
+
+// query runs SQL as the superuser over the server's Unix socket and returns the rows it
+// printed, unaligned, one a line.
+func (pg *postgres) query(t *testing.T, db, sql string) string {
+	t.Helper()
+	out, err := pg.command(filepath.Join(pg.binDir, "psql"), "--no-psqlrc", "--set", "ON_ERROR_STOP=1", "--host", pg.socketDir,
+		"--port", strconv.Itoa(pg.port), "--username", "postgres", "--dbname", db, "--tuples-only", "--no-align",
+		"--command", sql).Output()
+	if err != nil {
+		t.Fatalf("psql %q: %v", sql, err)
+	}
+	return string(out)
+}
+
+// restoreResult is one run of the restore script: its output, exit status and report.
+type restoreResult struct {
+	out    string
+	code   int
+	report string
+}
+
+// runRestore runs RestoreScript with env, with its report written to a file of its own.
+func runRestore(t *testing.T, binDir string, env []string) restoreResult {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "termination-log")
+	cmd := scriptCommand(RestoreScript, binDir, append(env[:len(env):len(env)], "REPORT_FILE="+report))
+	cmd.Dir = os.TempDir()
+	out, err := cmd.CombinedOutput()
+	r := restoreResult{out: string(out)}
+	if exit, ok := err.(*exec.ExitError); ok {
+		r.code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(report)
+	r.report = string(b)
+	t.Logf("restore exit status %d:\n%s", r.code, out)
+	return r
+}
+
+// expectFailure checks a restore failed with the cause's exit status and said so in one
+// line, naming the file, on its output and in its report.
+func (r restoreResult) expectFailure(t *testing.T, code int32, cause, file string) {
+	t.Helper()
+	want := "restore: " + file + ": " + cause
+	if r.code != int(code) || !strings.HasPrefix(r.out, want) || strings.Count(strings.TrimSpace(r.out), "\n") != 0 || r.report != r.out {
+		t.Errorf("want exit status %d and one line %q..., got %d:\n%s\nreport: %q", code, want, r.code, r.out, r.report)
+	}
+}
+
+// sha256File is what the restore script reports for a file.
+func sha256File(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// writeGzip writes text, gzipped, to dir/name.
+func writeGzip(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write([]byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A dump made by the backup script, restored by the restore script into the emptied
+// database, gives the same rows; a restore that cannot load changes nothing and says why
+// in one line.
+func TestRestoreScriptAgainstPostgreSQL(t *testing.T) {
+	pg := startPostgreSQL(t)
+	pg.psql(t, "postgres", `CREATE ROLE app LOGIN PASSWORD '`+testPassword+`'`)
+	pg.psql(t, "postgres", `CREATE DATABASE shop OWNER app`)
+	pg.psql(t, "shop", `SET ROLE app;
+		CREATE TABLE orders (id int PRIMARY KEY, item text, note text, placed timestamptz, data bytea);
+		INSERT INTO orders VALUES (1, 'anchor-chain', E'it''s "quoted"\\\\ and\nmulti-line', '2025-01-01 03:00:00+00', '\x00ff10'),
+			(2, 'bollard', NULL, '2025-02-01 12:30:00+00', NULL), (3, 'Ankerkette ⚓', '', NULL, '\x');
+		CREATE VIEW big_orders AS SELECT id, item FROM orders WHERE id > 1;
+		CREATE FUNCTION order_count() RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM orders';`)
+	const rows = `SELECT id, item, coalesce(note, '<null>'), placed, encode(data, 'hex') FROM orders ORDER BY id`
+	before := pg.query(t, "shop", rows) + pg.query(t, "shop", `SELECT order_count(), (SELECT count(*) FROM big_orders)`)
+
+	dir := filepath.Join(t.TempDir(), "backups")
+	runScript(t, BackupScript, pg.binDir, []string{
+		"DB_ENGINE=postgresql", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(pg.port), "DB_USER=app",
+		"DB_NAME=shop", "PGPASSWORD=" + testPassword, "BACKUP_DIR=" + dir, "KEEP_LAST=0", "DUMP_OWNER=nightly",
+	})
+	dumps := listDir(t, dir)
+	if len(dumps) != 1 {
+		t.Fatalf("dumps %v", dumps)
+	}
+	file := filepath.Join(dir, dumps[0])
+
+	// The database as a new cluster has it: there, and empty.
+	pg.psql(t, "postgres", `DROP DATABASE shop`)
+	pg.psql(t, "postgres", `CREATE DATABASE shop OWNER app`)
+	env := []string{
+		"DB_ENGINE=postgresql", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(pg.port), "DB_USER=postgres",
+		"PGPASSWORD=superuser-pw", "DB_NAME=shop", "RESTORE_FILE=" + file,
+	}
+	r := runRestore(t, pg.binDir, env)
+	want := "restore: restored " + file + " sha256=" + sha256File(t, file) + " into postgresql at 127.0.0.1:" + strconv.Itoa(pg.port) + ", database shop\n"
+	if r.code != 0 || r.out != want || r.report != want {
+		t.Fatalf("restore: exit status %d, output %q, report %q; want %q", r.code, r.out, r.report, want)
+	}
+	if after := pg.query(t, "shop", rows) + pg.query(t, "shop", `SELECT order_count(), (SELECT count(*) FROM big_orders)`); after != before {
+		t.Errorf("restored rows differ:\n got  %q\n want %q", after, before)
+	}
+	if owner := pg.query(t, "shop", `SELECT tableowner FROM pg_tables WHERE tablename = 'orders'`); owner != "app\n" {
+		t.Errorf("restored table owned by %q, want app", owner)
+	}
+
+	// Again, into the database that has the tables now: refused, in one transaction, so
+	// nothing changed (the row added since stays, nothing is doubled).
+	pg.psql(t, "shop", `INSERT INTO orders (id, item) VALUES (4, 'added after the restore')`)
+	again := pg.query(t, "shop", rows)
+	runRestore(t, pg.binDir, env).expectFailure(t, RestoreSQLError, "SQL error", file)
+	if got := pg.query(t, "shop", rows); got != again {
+		t.Errorf("a failed restore changed the database:\n got  %q\n want %q", got, again)
+	}
+
+	// A wrong superuser password, a server that is not there.
+	bad := append(env[:len(env):len(env)], "PGPASSWORD=wrong-pw")
+	r = runRestore(t, pg.binDir, bad)
+	r.expectFailure(t, RestoreCannotConnect, "cannot connect", file)
+	noServer := append(env[:len(env):len(env)], "DB_PORT=1")
+	runRestore(t, pg.binDir, noServer).expectFailure(t, RestoreCannotConnect, "cannot connect", file)
+
+	// No file, a file that is not gzip, a gzip cut short, a directory.
+	missing := filepath.Join(dir, "nightly-20200101T000000Z.sql.gz")
+	runRestore(t, pg.binDir, append(env[:len(env):len(env)], "RESTORE_FILE="+missing)).expectFailure(t, RestoreFileMissing, "file missing", missing)
+	runRestore(t, pg.binDir, append(env[:len(env):len(env)], "RESTORE_FILE="+dir)).expectFailure(t, RestoreFileMissing, "file missing", dir)
+	plain := filepath.Join(dir, "plain.sql.gz")
+	if err := os.WriteFile(plain, []byte("CREATE TABLE x (id int);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runRestore(t, pg.binDir, append(env[:len(env):len(env)], "RESTORE_FILE="+plain)).expectFailure(t, RestoreNotGzip, "not gzip", plain)
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.sql.gz")
+	if err := os.WriteFile(cut, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runRestore(t, pg.binDir, append(env[:len(env):len(env)], "RESTORE_FILE="+cut)).expectFailure(t, RestoreNotGzip, "not gzip", cut)
+	// An unknown engine is a misconfiguration.
+	runRestore(t, pg.binDir, append(env[:len(env):len(env)], "DB_ENGINE=oracle")).expectFailure(t, RestoreMisconfigured, "misconfigured", file)
+
+	if strings.Contains(r.out, "wrong-pw") || strings.Contains(r.out, "superuser-pw") {
+		t.Errorf("the script printed a password:\n%s", r.out)
+	}
+}
+
+// No MySQL server here: a stand-in mysql client checks what the restore script gives the
+// real one (the dump on standard input, the password only through MYSQL_PWD) and answers
+// with the errors a real one prints, which the script sorts into causes.
+func TestRestoreScriptMySQLInvocation(t *testing.T) {
+	bin := t.TempDir()
+	got := filepath.Join(bin, "got")
+	fake := `#!/bin/sh
+case "$*" in *"$MYSQL_PWD"*) echo "password on the command line" >&2; exit 3 ;; esac
+[ "$MYSQL_PWD" = "` + testPassword + `" ] || { echo "ERROR 1045 (28000): Access denied for user 'root'@'10.0.0.1' (using password: YES)" >&2; exit 1; }
+{ echo "-- args: $*"; cat; } >"` + got + `"
+[ -z "$FAIL" ] || { echo "$FAIL" >&2; exit 1; }
+`
+	if err := os.WriteFile(filepath.Join(bin, "mysql"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := writeGzip(t, dir, "nightly-20250101T030000Z.sql.gz", "CREATE DATABASE IF NOT EXISTS `shop`;\nINSERT INTO t VALUES ('x');\n")
+	env := []string{"DB_ENGINE=mysql", "DB_HOST=inventory.shop.svc", "DB_PORT=3306", "DB_USER=root",
+		"MYSQL_PWD=" + testPassword, "RESTORE_FILE=" + file}
+	r := runRestore(t, bin, env)
+	if r.code != 0 || !strings.Contains(r.out, "restored "+file+" sha256="+sha256File(t, file)) {
+		t.Fatalf("exit status %d:\n%s", r.code, r.out)
+	}
+	sent, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--host=inventory.shop.svc --port=3306 --user=root --protocol=TCP", "INSERT INTO t VALUES ('x');"} {
+		if !strings.Contains(string(sent), want) {
+			t.Errorf("mysql was not given %q:\n%s", want, sent)
+		}
+	}
+
+	for _, c := range []struct {
+		fail  string
+		code  int32
+		cause string
+	}{
+		{"ERROR 1050 (42S01) at line 25: Table 'orders' already exists", RestoreSQLError, "SQL error"},
+		{"ERROR 2005 (HY000): Unknown MySQL server host 'inventory.shop.svc' (-2)", RestoreCannotConnect, "cannot connect"},
+		{"ERROR 2013 (HY000) at line 40: Lost connection to MySQL server during query", RestoreCannotConnect, "cannot connect"},
+	} {
+		r := runRestore(t, bin, append(env[:len(env):len(env)], "FAIL="+c.fail))
+		r.expectFailure(t, c.code, c.cause, file)
+		if !strings.Contains(r.out, c.fail) {
+			t.Errorf("the message does not carry the client's error %q:\n%s", c.fail, r.out)
+		}
+	}
+	wrong := runRestore(t, bin, append(env[:len(env):len(env)], "MYSQL_PWD=wrong-pw"))
+	wrong.expectFailure(t, RestoreCannotConnect, "cannot connect", file)
+	// MariaDB's client is mariadb: without it the image is not a MariaDB image.
+	runRestore(t, bin, append(env[:len(env):len(env)], "DB_ENGINE=mariadb", "PATH="+bin)).expectFailure(t, RestoreMisconfigured, "misconfigured", file)
+}
+
+// A dump made by the backup script with MariaDB's own mariadb-dump, restored by the
+// restore script with its mariadb client into a server that lost the database, gives
+// the same rows, routines and views.
+func TestRestoreScriptAgainstMariaDB(t *testing.T) {
+	m := dumptest.StartMariaDB(t, "root-Pa55word")
+	m.Exec(t, `CREATE USER 'app'@'%' IDENTIFIED BY '`+testPassword+`';
+		CREATE DATABASE shop; GRANT ALL ON shop.* TO 'app'@'%';
+		CREATE TABLE shop.orders (id int PRIMARY KEY, item varchar(100), note text, placed datetime, data varbinary(16)) CHARSET utf8mb4;
+		INSERT INTO shop.orders VALUES (1, 'anchor-chain', 'it''s "quoted"\\ and\nmulti-line', '2025-01-01 03:00:00', x'00ff10'),
+			(2, 'bollard', NULL, '2025-02-01 12:30:00', NULL), (3, 'Ankerkette ⚓', '', NULL, x'');
+		CREATE DEFINER = 'app'@'%' VIEW shop.big_orders AS SELECT id, item FROM shop.orders WHERE id > 1;
+		CREATE DEFINER = 'app'@'%' FUNCTION shop.order_count() RETURNS int READS SQL DATA RETURN (SELECT count(*) FROM shop.orders);`)
+	const rows = `SELECT id, item, coalesce(note, '<null>'), placed, hex(data) FROM shop.orders ORDER BY id;
+		SELECT shop.order_count(), (SELECT count(*) FROM shop.big_orders);`
+	before := m.Exec(t, rows)
+
+	dir := filepath.Join(t.TempDir(), "backups")
+	runScript(t, BackupScript, m.BinDir, []string{
+		"DB_ENGINE=mariadb", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(m.Port), "DB_USER=app",
+		"MYSQL_PWD=" + testPassword, "BACKUP_DIR=" + dir, "KEEP_LAST=0", "DUMP_OWNER=nightly",
+	})
+	dumps := listDir(t, dir)
+	if len(dumps) != 1 {
+		t.Fatalf("dumps %v", dumps)
+	}
+	file := filepath.Join(dir, dumps[0])
+	if sql := gunzip(t, file); !strings.Contains(sql, "CREATE DATABASE") || !strings.Contains(sql, "anchor-chain") || !strings.Contains(sql, "order_count") {
+		t.Fatalf("dump %s lacks the database, its rows or its function:\n%s", dumps[0], sql)
+	}
+
+	m.Exec(t, `DROP DATABASE shop`)
+	env := []string{
+		"DB_ENGINE=mariadb", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(m.Port), "DB_USER=root",
+		"MYSQL_PWD=" + m.RootPassword, "RESTORE_FILE=" + file,
+	}
+	r := runRestore(t, m.BinDir, env)
+	want := "restore: restored " + file + " sha256=" + sha256File(t, file) + " into mariadb at 127.0.0.1:" + strconv.Itoa(m.Port) + "\n"
+	if r.code != 0 || r.out != want || r.report != want {
+		t.Fatalf("restore: exit status %d, output %q, report %q; want %q", r.code, r.out, r.report, want)
+	}
+	if after := m.Exec(t, rows); after != before {
+		t.Errorf("restored rows differ:\n got  %q\n want %q", after, before)
+	}
+	if !m.CanLogIn(t, "app", testPassword) {
+		t.Error("the application user lost its login")
+	}
+
+	// A dump the server refuses; a wrong password; no server.
+	broken := writeGzip(t, dir, "broken.sql.gz", "CREATE TABLE shop.orders (id int);\n")
+	r = runRestore(t, m.BinDir, append(env[:len(env):len(env)], "RESTORE_FILE="+broken))
+	r.expectFailure(t, RestoreSQLError, "SQL error", broken)
+	if !strings.Contains(r.out, "ERROR 1050") {
+		t.Errorf("the message does not carry the server's error:\n%s", r.out)
+	}
+	wrong := runRestore(t, m.BinDir, append(env[:len(env):len(env)], "MYSQL_PWD=wrong-pw"))
+	wrong.expectFailure(t, RestoreCannotConnect, "cannot connect", file)
+	runRestore(t, m.BinDir, append(env[:len(env):len(env)], "DB_PORT=1")).expectFailure(t, RestoreCannotConnect, "cannot connect", file)
+	if strings.Contains(wrong.out, "wrong-pw") || strings.Contains(r.out, m.RootPassword) {
+		t.Errorf("the script printed a password")
+	}
+	if after := m.Exec(t, rows); after != before {
+		t.Errorf("failed restores changed the rows:\n got  %q\n want %q", after, before)
 	}
 }

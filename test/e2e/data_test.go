@@ -28,7 +28,7 @@ func TestCacheInstanceRuns(t *testing.T) {
 }
 
 // A DatabaseCluster of each engine reaches Running on kwok nodes, its volumes bound by the
-// local cluster's dev-only provisioner; the MySQL one is created through v1alpha1.
+// local cluster's dev-only provisioner; the MariaDB one is created through v1alpha1.
 func TestDatabaseClustersRun(t *testing.T) {
 	ns := suite.Namespace(t, "databases")
 	applySample(t, ns, "mooring_v1beta1_databasecluster.yaml")
@@ -39,7 +39,7 @@ func TestDatabaseClustersRun(t *testing.T) {
 	suite.WaitField(t, rollout, ns, "databasecluster/orders", ".status.readyReplicas", "2")
 	suite.WaitField(t, rollout, ns, "pvc/data-orders-1", ".status.phase", "Bound")
 	suite.WaitField(t, rollout, ns, "databasecluster.v1beta1.mooring.dev/inventory", ".spec.replicaCount", "1")
-	suite.WaitField(t, rollout, ns, "databasecluster/inventory", ".spec.version", "8.4")
+	suite.WaitField(t, rollout, ns, "databasecluster/inventory", ".spec.version", "11.8")
 	suite.WaitField(t, rollout, ns, "databasecluster/orders", ".status.primaryEndpoint", "orders."+ns+".svc:5432")
 	if _, err := kubectl("get", "secret", "orders-credentials", "-n", ns); err != nil {
 		t.Errorf("generated Secret missing: %v", err)

@@ -1,0 +1,133 @@
+#!/bin/sh
+# Mooring's restore: loads one dump that backup.sh made into a cluster's primary,
+# connected as the superuser, with the client of the cluster's own server image (the one
+# whose dump format it reads): psql, mysql or mariadb. The primary, because the replicas
+# follow it.
+#
+#   PostgreSQL       the dump is pg_dump's plain SQL of one database, without CREATE
+#                    DATABASE: it is loaded into $DB_NAME (default postgres), the database
+#                    it was taken from, which must exist, as must the roles that own its
+#                    objects. One transaction, stopped at the first error: a dump that
+#                    does not load (its tables exist already, a role is missing) changes
+#                    nothing.
+#   MySQL, MariaDB   the dump is mysqldump's or mariadb-dump's of every database the
+#                    backup user saw: it creates the databases it needs and replaces the
+#                    tables it holds (DROP TABLE IF EXISTS, then CREATE). The client stops
+#                    at the first error; DDL cannot be rolled back there, so what ran
+#                    before it stays, and running the restore again starts over.
+#
+#   DB_ENGINE                  postgresql, mysql or mariadb
+#   DB_HOST, DB_PORT, DB_USER  the primary, and the superuser (postgres or root); its
+#                              password in PGPASSWORD or MYSQL_PWD
+#   DB_NAME                    PostgreSQL only: the database to load the dump into
+#   RESTORE_FILE               the dump, <...>.sql.gz, in the backup volume (read-only)
+#   REPORT_FILE                when set, the last line printed (success or failure) is
+#                              written there too: the pod's termination message
+#
+# Success prints "restore: restored <file> sha256=<hex> ...". A failure prints one line
+# "restore: <file>: <cause>: <detail>" and exits with the cause's status:
+#   2  misconfigured (a variable missing, an unknown engine, no client in the image)
+#   3  file missing (or unreadable)
+#   4  not gzip (or a truncated one)
+#   5  SQL error: the server refused a statement of the dump
+#   6  cannot connect: the server could not be reached, refused the login, or the
+#      connection broke; the only cause a retry may cure
+# The password is never an argument of a process, nor printed; neither is the dump's
+# data, except what the server's first error message quotes.
+set -eu
+: "${DB_ENGINE:?}" "${DB_HOST:?}" "${DB_PORT:?}" "${DB_USER:?}" "${RESTORE_FILE:?}"
+file=$RESTORE_FILE
+
+report() {
+	if [ -n "${REPORT_FILE:-}" ]; then
+		printf '%s\n' "$1" >"$REPORT_FILE" || true
+	fi
+}
+
+# fail prints the one line for cause $1 (exit status $2, detail $3) and exits.
+fail() {
+	line="restore: $file: $1${3:+: $3}"
+	printf '%s\n' "$line" >&2
+	report "$line"
+	exit "$2"
+}
+
+case "$DB_ENGINE" in
+postgresql) client=psql ;;
+mysql) client=mysql ;;
+mariadb) client=mariadb ;;
+*) fail "misconfigured" 2 "unknown DB_ENGINE $DB_ENGINE" ;;
+esac
+command -v "$client" >/dev/null 2>&1 || fail "misconfigured" 2 "no $client in this image"
+
+if [ ! -e "$file" ]; then
+	fail "file missing" 3 "no such file in the backup volume"
+elif [ ! -f "$file" ] || [ ! -r "$file" ]; then
+	fail "file missing" 3 "not a regular file this Job (uid $(id -u)) can read"
+fi
+# The whole file is checked before a statement runs, so that a truncated dump (a volume
+# that filled up) is refused rather than half loaded.
+gzip -t "$file" 2>/dev/null || fail "not gzip" 4 "not a complete gzip file"
+sum=$(sha256sum <"$file")
+sum=${sum%% *}
+
+load() {
+	case "$DB_ENGINE" in
+	postgresql)
+		# --file=- and not plain standard input: --single-transaction only wraps -f and
+		# -c. Standard output (the dump's SELECTs, command tags) is noise.
+		PGCONNECT_TIMEOUT=30 psql --no-psqlrc --quiet --no-password --set=ON_ERROR_STOP=1 --single-transaction \
+			--host="$DB_HOST" --port="$DB_PORT" --username="$DB_USER" --dbname="${DB_NAME:-postgres}" --file=- >/dev/null ;;
+	*)
+		"$client" --host="$DB_HOST" --port="$DB_PORT" --user="$DB_USER" --protocol=TCP --connect-timeout=30 \
+			--batch >/dev/null ;;
+	esac
+}
+
+# The client's messages go to a file, so that the failure is summed up in one line.
+err=$(mktemp)
+status=$(mktemp)
+trap 'rm -f "$err" "$status"' EXIT
+rc=0
+# sh has no pipefail: gunzip's exit status comes back through a file.
+(
+	set +e
+	gunzip -c "$file"
+	echo "$?" >"$status"
+) | load 2>"$err" || rc=$?
+
+# first is the client's first error line, cut to one line of bounded length.
+first=$(grep -E 'ERROR|FATAL|error:' "$err" | head -n 1)
+[ -n "$first" ] || first=$(head -n 1 "$err")
+first=$(printf '%s' "$first" | tr -d '\r' | cut -c 1-300)
+if [ "$rc" != 0 ]; then
+	case "$DB_ENGINE" in
+	postgresql)
+		# psql: 2 is a connection that failed or broke, 3 an error in the script.
+		if [ "$rc" = 2 ]; then
+			fail "cannot connect" 6 "${first:-psql exit status $rc}"
+		fi ;;
+	*)
+		# Client errors (CR_*, 2000-2999: no connection, connection lost) and a refused
+		# login (1044, 1045) are the connection's; any other code is the server's answer
+		# to a statement of the dump.
+		case "$first" in
+		"ERROR 2"[0-9][0-9][0-9]" "* | "ERROR 1044 "* | "ERROR 1045 "*)
+			fail "cannot connect" 6 "$first" ;;
+		esac ;;
+	esac
+	fail "SQL error" 5 "${first:-$client exit status $rc}"
+fi
+gz=$(cat "$status")
+if [ "$gz" != 0 ]; then
+	# gzip -t passed, so the file changed or could not be read while it was loaded.
+	fail "not gzip" 4 "gunzip failed while loading (exit status $gz)"
+fi
+
+where="$DB_ENGINE at $DB_HOST:$DB_PORT"
+if [ "$DB_ENGINE" = postgresql ]; then
+	where="$where, database ${DB_NAME:-postgres}"
+fi
+line="restore: restored $file sha256=$sum into $where"
+printf '%s\n' "$line"
+report "$line"
