@@ -1,12 +1,15 @@
 #!/bin/sh
 # Mooring's credentials change: gives the application user of a DatabaseCluster the
 # password its credentials Secret holds now, connected to the primary as the superuser.
-# The Bitnami images set the password only when they initialise the data directory, so a
-# password changed in the Secret afterwards reaches the database only this way.
+# The password is set only when the data directory is initialised, so a password changed
+# in the Secret afterwards reaches the database only this way. It runs in the cluster's
+# server image, with its client: psql, mysql, or mariadb (recent MariaDB images have no
+# mysql).
 #
-#   DB_ENGINE                  postgresql or mysql
+#   DB_ENGINE                  postgresql, mysql or mariadb
 #   DB_HOST, DB_PORT           the primary
-#   ADMIN_USER                 postgres or root; its password in PGPASSWORD or MYSQL_PWD
+#   ADMIN_USER                 postgres or root (MySQL and MariaDB); its password in
+#                              PGPASSWORD or MYSQL_PWD
 #   APP_USERNAME, APP_PASSWORD the application user and its new password
 #
 # Every value comes from the environment (secretKeyRef). The SQL is written by the
@@ -37,20 +40,29 @@ postgresql() {
 			--username="$ADMIN_USER" --dbname=postgres --no-password
 }
 
+# client is the engine's command-line client; mysql_run runs it as the superuser.
+client=mysql
 mysql_run() {
-	mysql --host="$DB_HOST" --port="$DB_PORT" --user="$ADMIN_USER" --protocol=TCP --connect-timeout=30 \
+	"$client" --host="$DB_HOST" --port="$DB_PORT" --user="$ADMIN_USER" --protocol=TCP --connect-timeout=30 \
 		--batch --skip-column-names "$@"
 }
 
 mysql_change() {
-	# NO_BACKSLASH_ESCAPES: only ' needs escaping, whatever the server's sql_mode. MySQL
-	# writes the statement to its logs and binary log with the password hashed, and the
-	# binary log carries it to the replicas.
+	# NO_BACKSLASH_ESCAPES: only ' needs escaping, whatever the server's sql_mode.
 	mode="SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@sql_mode, ''), 'NO_BACKSLASH_ESCAPES');"
+	roles=""
+	if [ "$DB_ENGINE" = mariadb ]; then
+		# MariaDB writes the statements of this session to its general and slow logs as
+		# they are, password included: this session is kept out of them (root may).
+		mode="$mode SET SESSION sql_log_off = ON; SET SESSION log_slow_query = OFF;"
+		# A role of the same name is listed in mysql.user too, with host ''; it has no
+		# password.
+		roles=" AND is_role = 'N'"
+	fi
 	quote "$APP_USERNAME"
 	user=$q
 	# The user may exist for several hosts ('%', localhost): each gets the password.
-	hosts=$(printf "%s\nSELECT host FROM mysql.user WHERE user = '%s';\n" "$mode" "$user" | mysql_run --raw)
+	hosts=$(printf "%s\nSELECT host FROM mysql.user WHERE user = '%s'%s;\n" "$mode" "$user" "$roles" | mysql_run --raw)
 	if [ -z "$hosts" ]; then
 		echo "credentials: the application user named in the Secret does not exist in the database; Mooring changes" \
 			"passwords, not user names: put the user name the database was set up with back into the Secret" >&2
@@ -62,7 +74,17 @@ mysql_change() {
 		printf '%s\n' "$mode"
 		printf '%s\n' "$hosts" | while IFS= read -r host; do
 			quote "$host"
-			printf "ALTER USER '%s'@'%s' IDENTIFIED BY '%s';\n" "$user" "$q" "$pw"
+			if [ "$DB_ENGINE" = mariadb ]; then
+				# MariaDB writes ALTER USER ... IDENTIFIED BY to its binary log, and so to
+				# every replica's, with the password as it is; SET PASSWORD it writes with
+				# the password hashed by the user's authentication plugin.
+				printf "SET PASSWORD FOR '%s'@'%s' = PASSWORD('%s');\n" "$user" "$q" "$pw"
+			else
+				# MySQL writes ALTER USER to its logs and binary log with the password
+				# hashed, and the binary log carries it to the replicas; it has no
+				# PASSWORD() any more.
+				printf "ALTER USER '%s'@'%s' IDENTIFIED BY '%s';\n" "$user" "$q" "$pw"
+			fi
 		done
 	} | mysql_run
 }
@@ -77,6 +99,12 @@ postgresql)
 mysql)
 	if ! mysql_change; then
 		echo "credentials: could not change the application user's password in MySQL at $DB_HOST:$DB_PORT" >&2
+		exit 1
+	fi ;;
+mariadb)
+	client=mariadb
+	if ! mysql_change; then
+		echo "credentials: could not change the application user's password in MariaDB at $DB_HOST:$DB_PORT" >&2
 		exit 1
 	fi ;;
 *)

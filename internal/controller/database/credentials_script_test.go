@@ -1,6 +1,7 @@
 package database
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mooringhq/mooring/internal/dump/dumptest"
 	"github.com/mooringhq/mooring/internal/localcluster"
 )
 
@@ -271,4 +273,109 @@ func findPostgreSQL() string {
 		}
 	}
 	return ""
+}
+
+// A stand-in mariadb client records what the script sends it (for machines without
+// MariaDB): the MariaDB statements, through the mariadb client (recent MariaDB images
+// have no mysql), the superuser password only through MYSQL_PWD.
+func TestCredentialsScriptMariaDBStatements(t *testing.T) {
+	bin := t.TempDir()
+	log := filepath.Join(bin, "statements")
+	fake := `#!/bin/sh
+case "$*" in *"$MYSQL_PWD"*|*n3w*) echo "password on the command line" >&2; exit 3 ;; esac
+[ "$MYSQL_PWD" = "` + testSuperuserPassword + `" ] || { echo "no MYSQL_PWD" >&2; exit 4; }
+in=$(cat)
+printf '%s\n' "$in" >>"` + log + `"
+case "$in" in *"SELECT host"*) printf '%s\n' "$HOSTS" ;; esac
+`
+	if err := os.WriteFile(filepath.Join(bin, "mariadb"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	noMySQL := "#!/bin/sh\necho 'mysql called: a MariaDB image may not have it' >&2\nexit 9\n"
+	if err := os.WriteFile(filepath.Join(bin, "mysql"), []byte(noMySQL), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"DB_ENGINE=mariadb", "DB_HOST=inventory.shop.svc", "DB_PORT=3306", "ADMIN_USER=root",
+		"MYSQL_PWD=" + testSuperuserPassword, "APP_USERNAME=o'app", "APP_PASSWORD=" + awkwardPassword,
+		"HOSTS=%\nlocalhost",
+	}
+	out, err := credentialsScript(bin, env).CombinedOutput()
+	if err != nil {
+		t.Fatalf("script failed: %v\n%s", err, out)
+	}
+	sent, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lit := strings.ReplaceAll(awkwardPassword, "'", "''")
+	for _, want := range []string{
+		"NO_BACKSLASH_ESCAPES", "SET SESSION sql_log_off = ON;", "SET SESSION log_slow_query = OFF;",
+		"SELECT host FROM mysql.user WHERE user = 'o''app' AND is_role = 'N';",
+		"SET PASSWORD FOR 'o''app'@'%' = PASSWORD('" + lit + "');",
+		"SET PASSWORD FOR 'o''app'@'localhost' = PASSWORD('" + lit + "');",
+	} {
+		if !strings.Contains(string(sent), want) {
+			t.Errorf("mariadb was not sent %q; it got:\n%s", want, sent)
+		}
+	}
+	if strings.Contains(string(sent), "ALTER USER") {
+		t.Errorf("ALTER USER ... IDENTIFIED BY goes to MariaDB's binary log with the password as it is:\n%s", sent)
+	}
+}
+
+// Against a real MariaDB server with its general, slow and binary logs on: the password
+// changes, and shows in none of them, nor in the output. A role of the user's name is
+// not taken for one of its hosts.
+func TestCredentialsScriptAgainstMariaDB(t *testing.T) {
+	m := dumptest.StartMariaDB(t, testSuperuserPassword)
+	m.Exec(t, `CREATE USER 'app'@'%' IDENTIFIED BY '`+testOldPassword+`';
+		CREATE USER 'app'@'localhost' IDENTIFIED BY '`+testOldPassword+`';
+		CREATE ROLE app;`)
+	env := []string{
+		"DB_ENGINE=mariadb", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(m.Port),
+		"ADMIN_USER=root", "MYSQL_PWD=" + testSuperuserPassword,
+		"APP_USERNAME=app", "APP_PASSWORD=" + awkwardPassword,
+	}
+	out, err := credentialsScript(m.BinDir, env).CombinedOutput()
+	if err != nil {
+		t.Fatalf("script failed: %v\n%s", err, out)
+	}
+	t.Logf("script output:\n%s", out)
+	if !m.CanLogIn(t, "app", awkwardPassword) {
+		t.Fatal("app cannot log in with the new password")
+	}
+	if m.CanLogIn(t, "app", testOldPassword) {
+		t.Fatal("app still logs in with the old password")
+	}
+	if got := m.Exec(t, `SELECT count(DISTINCT authentication_string) FROM mysql.user WHERE user = 'app' AND is_role = 'N'`); got != "1\n" {
+		t.Errorf("the user's hosts have %s distinct passwords, want one", got)
+	}
+
+	bad := append(env[:len(env):len(env)], "MYSQL_PWD=wrong", "APP_PASSWORD=never-set")
+	badOut, err := credentialsScript(m.BinDir, bad).CombinedOutput()
+	if err == nil || !strings.Contains(string(badOut), "could not change") {
+		t.Fatalf("with a wrong superuser password: %v\n%s", err, badOut)
+	}
+	missing := append(env[:len(env):len(env)], "APP_USERNAME=someone-else")
+	missingOut, err := credentialsScript(m.BinDir, missing).CombinedOutput()
+	if err == nil || !strings.Contains(string(missingOut), "does not exist") {
+		t.Fatalf("for a user the database does not have: %v\n%s", err, missingOut)
+	}
+
+	// The logs prove something only if they record statements: the test's own are there.
+	m.Exec(t, "SELECT 'logged-statement'")
+	logs := m.Logs(t)
+	for _, want := range []string{"logged-statement", "SET PASSWORD FOR"} {
+		if !bytes.Contains(logs, []byte(want)) {
+			t.Fatalf("the server's logs lack %q, so they prove nothing", want)
+		}
+	}
+	for _, text := range [][]byte{out, badOut, missingOut, logs} {
+		for _, secret := range []string{"n3w", "never-set"} {
+			if bytes.Contains(text, []byte(secret)) {
+				t.Errorf("a password fragment %q shows in the output or the server's logs", secret)
+			}
+		}
+	}
 }
