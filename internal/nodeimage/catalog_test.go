@@ -1,6 +1,7 @@
 package nodeimage
 
 import (
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -85,6 +86,12 @@ func TestKey(t *testing.T) {
 		"config":   func(s *Spec) { s.Config.Cmd = []string{"ash"} },
 		"files":    func(s *Spec) { s.Files = map[string]File{"etc/motd": {Content: "hi"}} },
 		"strip":    func(s *Spec) { s.Strip = nil },
+		"users": func(s *Spec) {
+			d := *s.Debian
+			d.Users = []User{{Name: "postgres", ID: 999, Home: "/var/lib/postgresql", Shell: "/bin/bash"}}
+			s.Debian = &d
+		},
+		"dirs": func(s *Spec) { s.Dirs = map[string]Dir{"run/db": {UID: 999, GID: 999}} },
 	}
 	for name, change := range changes {
 		s, _ := Find("docker.io/library/busybox:1.37")
@@ -107,6 +114,25 @@ func TestValidateRejects(t *testing.T) {
 		"root as a file":   func(s *Spec) { s.Files = map[string]File{"/": {Content: "x"}} },
 		"link and content": func(s *Spec) { s.Files = map[string]File{"a": {Content: "x", Link: "b"}} },
 		"bad pattern":      func(s *Spec) { s.Strip = []string{"usr/share/[doc"} },
+		"Debian user's name": func(s *Spec) {
+			s.Debian.Users = []User{{Name: "Post gres", ID: 999, Home: "/var/lib/postgresql", Shell: "/bin/sh"}}
+		},
+		"Debian user's id": func(s *Spec) {
+			s.Debian.Users = []User{{Name: "postgres", ID: 0, Home: "/var/lib/postgresql", Shell: "/bin/sh"}}
+		},
+		"Debian user's home": func(s *Spec) {
+			s.Debian.Users = []User{{Name: "postgres", ID: 999, Home: "var/lib/'postgresql'", Shell: "/bin/sh"}}
+		},
+		"Debian users sharing an id": func(s *Spec) {
+			s.Debian.Users = []User{{Name: "a", ID: 999, Home: "/", Shell: "/bin/sh"}, {Name: "b", ID: 999, Home: "/", Shell: "/bin/sh"}}
+		},
+		"Debian users extracted": func(s *Spec) {
+			s.Debian.Extract = true
+			s.Debian.Users = []User{{Name: "postgres", ID: 999, Home: "/var/lib/postgresql", Shell: "/bin/sh"}}
+		},
+		"directory as the root": func(s *Spec) { s.Dirs = map[string]Dir{"/": {}} },
+		"directory owner":       func(s *Spec) { s.Dirs = map[string]Dir{"run/db": {UID: -1}} },
+		"directory mode":        func(s *Spec) { s.Dirs = map[string]Dir{"run/db": {Mode: fs.ModeDir | 0o755}} },
 	}
 	for name, change := range tests {
 		t.Run(name, func(t *testing.T) {

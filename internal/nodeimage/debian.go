@@ -112,8 +112,28 @@ func mmdebstrapArgs(d Debian, mirror, out string) []string {
 			`dpkg-deb --field "$deb" Package Version && echo "Status: install ok unpacked" && echo; `+
 			`done > "$1/`+dpkgStatus+`"`)
 	}
+	if len(d.Users) > 0 {
+		args = append(args, usersHook(d.Users))
+	}
 	args = append(args, d.Hooks...)
 	return append(args, d.Suite, out, fmt.Sprintf("deb %s %s main", mirror, d.Suite))
+}
+
+// usersHook is the essential hook that adds users to the essential set's /etc/passwd
+// and /etc/group, in base-passwd's format ("*" for no password; the passwd package's
+// postinst moves it to /etc/shadow as it does for every other user), after checking
+// that no user or group has their names or numbers yet. Nothing else runs at that
+// point: useradd comes with the passwd package, which the essential set does not hold.
+func usersHook(users []User) string {
+	script := []string{"set -e"}
+	for _, u := range users {
+		script = append(script, fmt.Sprintf(
+			`if grep -q -e '^%[1]s:' -e '^[^:]*:[^:]*:%[2]d:' "$1/etc/passwd" "$1/etc/group"; then `+
+				`echo 'E: the essential set already has a user or group named %[1]s or numbered %[2]d' >&2; exit 1; fi; `+
+				`echo '%[1]s:*:%[2]d:%[2]d::%[3]s:%[4]s' >> "$1/etc/passwd"; echo '%[1]s:*:%[2]d:' >> "$1/etc/group"`,
+			u.Name, u.ID, u.Home, u.Shell))
+	}
+	return "--essential-hook=" + strings.Join(script, "; ")
 }
 
 // packageVersions reads a dpkg status file: the version of every package dpkg has

@@ -2,6 +2,9 @@ package nodeimage
 
 import (
 	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -108,5 +111,58 @@ func TestMmdebstrapArgs(t *testing.T) {
 	}
 	if own := slices.Index(extracted, "--extract-hook=true"); own < statusHook {
 		t.Errorf("the Spec's hooks run before the status is recorded: %q", extracted)
+	}
+}
+
+func TestMmdebstrapArgsMakeUsersFirst(t *testing.T) {
+	d := Debian{
+		Suite: "sid", Packages: []string{"postgresql-18"},
+		Users: []User{{Name: "postgres", ID: 999, Home: "/var/lib/postgresql", Shell: "/bin/bash"}, {Name: "backup2", ID: 998, Home: "/nonexistent", Shell: "/usr/sbin/nologin"}},
+		Hooks: []string{"--essential-hook=true"},
+	}
+	args := mmdebstrapArgs(d, "http://m.example/debian", "/w/rootfs.tar")
+	hook := slices.IndexFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "--essential-hook=") && strings.Contains(a, "postgres:*:999:999::/var/lib/postgresql:/bin/bash")
+	})
+	if hook < 0 || hook > slices.Index(args, "--essential-hook=true") {
+		t.Fatalf("args %q, want a hook that makes the users before the Spec's own hooks", args)
+	}
+
+	// Run the hook as mmdebstrap does (sh -c HOOK exec ROOT) on base-passwd's files.
+	run := func(passwd, group string) (string, string, error) {
+		root := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range map[string]string{"passwd": passwd, "group": group} {
+			if err := os.WriteFile(filepath.Join(root, "etc", name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := exec.Command("sh", "-c", strings.TrimPrefix(args[hook], "--essential-hook="), "exec", root).CombinedOutput()
+		p, _ := os.ReadFile(filepath.Join(root, "etc", "passwd"))
+		g, _ := os.ReadFile(filepath.Join(root, "etc", "group"))
+		return string(p) + string(g), string(out), err
+	}
+	const basePasswd, baseGroup = "root:*:0:0:root:/root:/bin/bash\nbackup:*:34:34:backup:/var/backups:/usr/sbin/nologin\n", "root:*:0:\nbackup:*:34:\n"
+	files, out, err := run(basePasswd, baseGroup)
+	if err != nil {
+		t.Fatalf("hook failed: %v: %s", err, out)
+	}
+	want := basePasswd + "postgres:*:999:999::/var/lib/postgresql:/bin/bash\nbackup2:*:998:998::/nonexistent:/usr/sbin/nologin\n" +
+		baseGroup + "postgres:*:999:\nbackup2:*:998:\n"
+	if files != want {
+		t.Errorf("passwd and group:\n%s\nwant:\n%s", files, want)
+	}
+
+	for name, taken := range map[string][2]string{
+		"a user's name":  {basePasswd + "postgres:*:101:101::/:/bin/sh\n", baseGroup},
+		"a group's name": {basePasswd, baseGroup + "postgres:*:101:\n"},
+		"a user's id":    {basePasswd + "lp:*:999:7::/:/bin/sh\n", baseGroup},
+		"a group's id":   {basePasswd, baseGroup + "lpadmin:*:998:\n"},
+	} {
+		if _, out, err := run(taken[0], taken[1]); err == nil || !strings.HasPrefix(out, "E: ") {
+			t.Errorf("%s taken: hook said %q (%v), want an E: line and a failure", name, out, err)
+		}
 	}
 }

@@ -28,10 +28,10 @@ type rootfsFacts struct {
 }
 
 // writeLayer copies the root filesystem tar rootfs to w as the image's layer: without
-// the device nodes and whatever s.Strip removes, with s.Files added, and with
-// s.Writable owned by the image's user. Entries keep the order and metadata they had
-// (names made relative, access and change times and user names dropped), so one input
-// always gives the same bytes.
+// the device nodes and whatever s.Strip removes, with s.Files added, with s.Writable
+// owned by the image's user, and with s.Dirs' owners and modes. Entries keep the order
+// and metadata they had (names made relative, access and change times and user names
+// dropped), so one input always gives the same bytes.
 func writeLayer(w io.Writer, rootfs io.Reader, s Spec) (rootfsFacts, error) {
 	uid, gid, err := s.Config.owner()
 	if err != nil {
@@ -46,9 +46,13 @@ func writeLayer(w io.Writer, rootfs io.Reader, s Spec) (rootfsFacts, error) {
 		strip:    cleanAll(s.Strip),
 		keep:     cleanAll(s.Keep),
 		files:    map[string]File{},
+		dirs:     map[string]Dir{},
 	}
 	for p, f := range s.Files {
 		l.files[relative(p)] = f
+	}
+	for p, d := range s.Dirs {
+		l.dirs[relative(p)] = d
 	}
 	var facts rootfsFacts
 	tr := tar.NewReader(rootfs)
@@ -94,6 +98,22 @@ func writeLayer(w io.Writer, rootfs io.Reader, s Spec) (rootfsFacts, error) {
 			return rootfsFacts{}, err
 		}
 	}
+	for _, dir := range slices.Sorted(maps.Keys(l.dirs)) {
+		if _, ok := l.written[dir]; ok {
+			continue
+		}
+		for p := path.Dir(dir); p != "."; p = path.Dir(p) {
+			if typeflag, ok := l.written[p]; ok && typeflag != tar.TypeDir {
+				return rootfsFacts{}, fmt.Errorf("directory %s: %s is not a directory in the root filesystem (a symbolic link?)", dir, p)
+			}
+		}
+		if err := l.parents(dir, facts.created); err != nil {
+			return rootfsFacts{}, err
+		}
+		if err := l.write(dir, &tar.Header{Typeflag: tar.TypeDir, ModTime: facts.created}, nil); err != nil {
+			return rootfsFacts{}, err
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(l.files)) {
 		f := l.files[name]
 		if err := l.parents(name, facts.created); err != nil {
@@ -126,6 +146,7 @@ type layerWriter struct {
 	strip    []string
 	keep     []string
 	files    map[string]File
+	dirs     map[string]Dir
 }
 
 // keeps reports whether the root filesystem's entry name belongs in the layer.
@@ -178,6 +199,12 @@ func (l *layerWriter) write(name string, h *tar.Header, body io.Reader) error {
 	}
 	if matchesSelfOrParent(l.writable, name) {
 		h.Uid, h.Gid = l.uid, l.gid
+	}
+	if d, ok := l.dirs[name]; ok {
+		if h.Typeflag != tar.TypeDir {
+			return fmt.Errorf("directory %s: the root filesystem has it, not as a directory", name)
+		}
+		h.Uid, h.Gid, h.Mode = d.UID, d.GID, d.tarMode()
 	}
 	h.Uname, h.Gname = "", ""
 	h.AccessTime, h.ChangeTime = time.Time{}, time.Time{}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -264,5 +265,54 @@ func TestWriteLayerRefusesBrokenHardLinks(t *testing.T) {
 	_, err := writeLayer(io.Discard, bytes.NewReader(rootfs), s)
 	if err == nil || !strings.Contains(err.Error(), "usr/bin/perl") {
 		t.Errorf("error %v, want one naming the hard link whose target Strip removed", err)
+	}
+}
+
+func TestWriteLayerDirs(t *testing.T) {
+	rootfs := rootfsTar(t, []entry{
+		{name: "run/", typeflag: tar.TypeDir, mode: 0o755},
+		{name: "var/", typeflag: tar.TypeDir, mode: 0o755},
+		{name: "var/run", typeflag: tar.TypeSymlink, link: "/run"},
+		{name: "var/lib/db/", typeflag: tar.TypeDir, mode: 0o755, uid: 101},
+		{name: "var/lib/db/README", typeflag: tar.TypeReg, mode: 0o644, body: "data"},
+		{name: "etc/db.conf", typeflag: tar.TypeReg, mode: 0o644, body: "x"},
+	})
+	s := debianSpec()
+	s.Dirs = map[string]Dir{
+		"/var/lib/db":     {UID: 999, GID: 999, Mode: 0o777 | fs.ModeSticky},
+		"run/db/sockets/": {UID: 999, GID: 998, Mode: 0o777 | fs.ModeSetgid | fs.ModeSticky},
+		"srv/db":          {UID: 999, GID: 999},
+	}
+	var layer bytes.Buffer
+	if _, err := writeLayer(&layer, bytes.NewReader(rootfs), s); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := readLayer(t, &layer)
+	for name, want := range map[string]struct {
+		mode     int64
+		uid, gid int
+	}{
+		"var/lib/db/":       {0o1777, 999, 999}, // changed
+		"var/lib/db/README": {0o644, 0, 0},      // left as it was
+		"run/db/":           {0o755, 0, 0},      // made, as a parent
+		"run/db/sockets/":   {0o3777, 999, 998}, // made
+		"srv/":              {0o755, 0, 0},
+		"srv/db/":           {0o755, 999, 999}, // zero mode is 0755
+	} {
+		got, ok := entries[name]
+		if !ok {
+			t.Errorf("layer lacks %s", name)
+			continue
+		}
+		if got.h.Mode != want.mode || got.h.Uid != want.uid || got.h.Gid != want.gid {
+			t.Errorf("%s: mode %o owner %d:%d, want mode %o owner %d:%d", name, got.h.Mode, got.h.Uid, got.h.Gid, want.mode, want.uid, want.gid)
+		}
+	}
+
+	for dir, wantErr := range map[string]string{"var/run/db": "var/run is not a directory", "etc/db.conf": "not as a directory"} {
+		s.Dirs = map[string]Dir{dir: {UID: 999, GID: 999}}
+		if _, err := writeLayer(io.Discard, bytes.NewReader(rootfs), s); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("Dirs %s: error %v, want one saying %q", dir, err, wantErr)
+		}
 	}
 }

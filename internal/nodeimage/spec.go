@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -47,6 +48,13 @@ type Spec struct {
 	// Writable are directories made writable for Config.User: each, and everything under
 	// it, is owned by that user and group (the directory is made when missing).
 	Writable []string `json:"writable,omitempty"`
+	// Dirs are directories with an owner and a mode of their own, whatever Config.User
+	// is: made when missing, their own entry changed when the root filesystem has them
+	// (what is in them stays as it is). For what an upstream image makes at build time and Debian
+	// only at boot, such as a database's socket directory under /run, which mmdebstrap
+	// empties. A path must not lead through a symbolic link: "run/postgresql", not
+	// "var/run/postgresql".
+	Dirs map[string]Dir `json:"dirs,omitempty"`
 	// Strip are paths left out of the layer, with everything under them, to keep it
 	// small: documentation, manual pages, apt's lists and caches. Each is a path.Match
 	// pattern over a path relative to the root, e.g. "usr/share/doc" or "var/log/*.log".
@@ -70,9 +78,52 @@ type Debian struct {
 	// only unpacks their files (mmdebstrap's extract variant): right for a package that
 	// is one static binary, such as busybox-static, whose image should hold nothing else.
 	Extract bool `json:"extract,omitempty"`
+	// Users are system users, each with a group of its name and number, written into
+	// the essential set's /etc/passwd and /etc/group before the packages install, so
+	// that their maintainer scripts find them instead of making them with whatever
+	// system id is free: how an official image fixes its users' ids (its Dockerfile runs
+	// groupadd and useradd before apt-get install). Not for the extract variant, which
+	// runs no maintainer scripts.
+	Users []User `json:"users,omitempty"`
 	// Hooks are extra mmdebstrap hook options, given as they are, e.g.
-	// `--extract-hook=chroot "$1" /usr/bin/busybox --install -s`.
+	// `--extract-hook=chroot "$1" /usr/bin/busybox --install -s`. They run after the
+	// ones that make Users, so they may name them.
 	Hooks []string `json:"hooks,omitempty"`
+}
+
+// User is a system user whose primary group has its name and number, as
+// `groupadd --gid ID NAME && useradd --uid ID --gid ID --home-dir HOME --shell SHELL NAME`
+// makes them (without a password, and without making the home directory).
+type User struct {
+	Name string `json:"name"`
+	// ID is the user's and the group's number.
+	ID    int    `json:"id"`
+	Home  string `json:"home"`
+	Shell string `json:"shell"`
+}
+
+// Dir is a directory's owner and mode.
+type Dir struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+	// Mode is its permission bits, with fs.ModeSetgid, fs.ModeSetuid and fs.ModeSticky
+	// when wanted; zero is 0755.
+	Mode fs.FileMode `json:"mode,omitempty"`
+}
+
+// tarMode is d's mode as a tar header (and stat) gives it: 0o3777 for a setgid,
+// sticky, world-writable directory.
+func (d Dir) tarMode() int64 {
+	if d.Mode == 0 {
+		return 0o755
+	}
+	mode := int64(d.Mode.Perm())
+	for bit, unix := range map[fs.FileMode]int64{fs.ModeSetuid: 0o4000, fs.ModeSetgid: 0o2000, fs.ModeSticky: 0o1000} {
+		if d.Mode&bit != 0 {
+			mode |= unix
+		}
+	}
+	return mode
 }
 
 // GoProgram is a Go main package built statically (CGO_ENABLED=0, -trimpath) and
@@ -167,8 +218,24 @@ func (s Spec) Validate() error {
 	case s.Go != nil && (s.Go.Name == "" || path.Base(s.Go.Name) != s.Go.Name || len(s.Go.Source) == 0):
 		return errors.New("a Go program needs a plain file name and its source")
 	}
+	if s.Debian != nil {
+		if err := validateUsers(*s.Debian); err != nil {
+			return err
+		}
+	}
 	if _, _, err := s.Config.owner(); err != nil {
 		return err
+	}
+	for p, d := range s.Dirs {
+		if relative(p) == "" {
+			return fmt.Errorf("directory %q: not a path under the root", p)
+		}
+		if d.UID < 0 || d.GID < 0 {
+			return fmt.Errorf("directory %q: owner %d:%d is not a user and group number", p, d.UID, d.GID)
+		}
+		if d.Mode&^(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
+			return fmt.Errorf("directory %q: mode %v has more than permission, setuid, setgid and sticky bits", p, d.Mode)
+		}
 	}
 	for p, f := range s.Files {
 		if relative(p) == "" {
@@ -182,6 +249,33 @@ func (s Spec) Validate() error {
 		if _, err := path.Match(pattern, ""); err != nil {
 			return fmt.Errorf("pattern %q: %w", pattern, err)
 		}
+	}
+	return nil
+}
+
+var (
+	userName = regexp.MustCompile(`^[a-z_][a-z0-9_-]*$`)
+	userPath = regexp.MustCompile(`^/[A-Za-z0-9._/-]*$`)
+)
+
+// validateUsers reports the first of d's users that cannot be made as asked.
+func validateUsers(d Debian) error {
+	if len(d.Users) > 0 && d.Extract {
+		return errors.New("users are made before the packages install, which the extract variant does not do")
+	}
+	names, ids := map[string]bool{}, map[int]bool{}
+	for _, u := range d.Users {
+		switch {
+		case !userName.MatchString(u.Name):
+			return fmt.Errorf("user %q: a user name is lower case letters, digits, _ and -", u.Name)
+		case u.ID < 1 || u.ID > 65533:
+			return fmt.Errorf("user %s: id %d is not a user's (1 to 65533)", u.Name, u.ID)
+		case !userPath.MatchString(u.Home) || !userPath.MatchString(u.Shell):
+			return fmt.Errorf("user %s: home %q and shell %q must be absolute paths of letters, digits and ._/-", u.Name, u.Home, u.Shell)
+		case names[u.Name] || ids[u.ID]:
+			return fmt.Errorf("user %s: its name or id %d is taken by another of the image's users", u.Name, u.ID)
+		}
+		names[u.Name], ids[u.ID] = true, true
 	}
 	return nil
 }
