@@ -2,6 +2,7 @@ package nodeimage
 
 import (
 	_ "embed"
+	"io/fs"
 	"slices"
 )
 
@@ -144,40 +145,100 @@ func nginxUnprivileged() Spec {
 	}
 }
 
-// postgres is for the database tests to come: Debian's PostgreSQL 18 server binaries at
-// Debian's paths, without the official image's entrypoint (nothing initialises a data
-// directory by itself).
+// databaseID is the uid and gid of the official postgres and mariadb images' database
+// users: the postgres image's Dockerfile asks for 999, and 999 is the first system id
+// Ubuntu's useradd gives the mariadb image's mysql user.
+const databaseID = 999
+
+// postgres is Debian's PostgreSQL 18 set up as the official image is, without its
+// entrypoint (nothing initialises a data directory by itself): user and group postgres
+// 999, the server's and the clients' binaries on PATH from /usr/lib/postgresql/18/bin,
+// the en_US.UTF-8 locale as LANG (initdb makes UTF8 databases), a postgresql.conf
+// sample that listens on every address, a socket directory in /var/run/postgresql
+// that anyone may use, and no cluster made at install time.
 func postgres() Spec {
+	const sample = `"$1/usr/share/postgresql/18/postgresql.conf.sample"`
 	return Spec{
 		Ref:         "docker.io/library/postgres:18",
-		Description: "Debian sid's PostgreSQL 18 server (postgresql-18) standing in for the official postgres image, without its entrypoint: the server binaries in /usr/lib/postgresql/18/bin (on PATH)",
+		Description: "Debian sid's PostgreSQL 18 server (postgresql-18) standing in for the official postgres image, without its entrypoint: user postgres 999:999, the binaries in /usr/lib/postgresql/18/bin (on PATH), LANG en_US.utf8, no cluster made",
 		OnDemand:    true,
-		Debian:      &Debian{Suite: "sid", Packages: []string{"postgresql-18"}},
+		Debian: &Debian{
+			Suite: "sid",
+			// postgresql-common and ssl-cert ask for systemd or its standalone
+			// tmpfiles and sysusers; apt would pick the whole of systemd.
+			Packages: []string{"postgresql-18", "locales", "systemd-standalone-tmpfiles", "systemd-standalone-sysusers"},
+			Users:    []User{{Name: "postgres", ID: databaseID, Home: "/var/lib/postgresql", Shell: "/bin/bash"}},
+			Hooks: []string{
+				// postgresql-18's postinst makes a cluster in /var/lib/postgresql/18/main
+				// and /etc/postgresql/18/main unless createcluster.conf says not to; the
+				// createcluster.conf postgresql-common installs reads this directory.
+				`--essential-hook=mkdir -p "$1/etc/postgresql-common/createcluster.d" && ` +
+					`echo 'create_main_cluster = false' > "$1/etc/postgresql-common/createcluster.d/no-main-cluster.conf"`,
+				// As the official image: initdb's postgresql.conf listens on every address.
+				`--customize-hook=sed -ri "s!^#?(listen_addresses)\s*=\s*\S+.*!\1 = '*'!" ` + sample + ` && grep -qF "listen_addresses = '*'" ` + sample,
+				`--customize-hook=echo 'en_US.UTF-8 UTF-8' >> "$1/etc/locale.gen" && chroot "$1" locale-gen`,
+			},
+		},
 		Config: Config{
-			Cmd:          []string{"postgres"},
-			Env:          []string{debianPath + ":/usr/lib/postgresql/18/bin", "PGDATA=/var/lib/postgresql/data"},
+			Cmd: []string{"postgres"},
+			// The official image's variables, PG_VERSION (the PGDG package's version)
+			// and GOSU_VERSION aside.
+			Env:          []string{debianPath + ":/usr/lib/postgresql/18/bin", "LANG=en_US.utf8", "PG_MAJOR=18", "PGDATA=/var/lib/postgresql/18/docker"},
 			ExposedPorts: []string{"5432/tcp"},
 			StopSignal:   "SIGINT",
+		},
+		Dirs: map[string]Dir{
+			// The official image's modes; mmdebstrap empties /run, where Debian makes
+			// the socket directory at boot.
+			"var/lib/postgresql": {UID: databaseID, GID: databaseID, Mode: 0o777 | fs.ModeSticky},
+			"run/postgresql":     {UID: databaseID, GID: databaseID, Mode: 0o777 | fs.ModeSetgid | fs.ModeSticky},
 		},
 		Strip: debianStrip,
 		Keep:  debianKeep,
 	}
 }
 
-// mariadb is for the database tests to come: Debian's MariaDB 11.8 server and clients
-// at Debian's paths, without the official image's entrypoint.
+// mariadb is Debian's MariaDB 11.8 set up as the official image is, without its
+// entrypoint: user and group mysql 999, mariadbd, the mariadb-* clients and
+// mariadb-backup on PATH and no mysql* names for them, an empty /var/lib/mysql, a
+// /run/mysqld that anyone may use, and the official image's configuration changes
+// (listening on every address, no name resolution, /etc/mysql/conf.d read last).
 func mariadb() Spec {
 	return Spec{
 		Ref:         "docker.io/library/mariadb:11.8",
-		Description: "Debian trixie's MariaDB 11.8 server and clients (mariadb-server, mariadb-client) standing in for the official mariadb image, without its entrypoint: mariadbd in /usr/sbin",
+		Description: "Debian trixie's MariaDB 11.8 server, clients and backup tool (mariadb-server, mariadb-client, mariadb-backup) standing in for the official mariadb image, without its entrypoint: user mysql 999:999, mariadbd in /usr/sbin, an empty /var/lib/mysql",
 		OnDemand:    true,
-		Debian:      &Debian{Suite: "trixie", Packages: []string{"mariadb-server", "mariadb-client"}},
+		Debian: &Debian{
+			Suite:    "trixie",
+			Packages: []string{"mariadb-server", "mariadb-client", "mariadb-backup"},
+			Users:    []User{{Name: "mysql", ID: databaseID, Home: "/var/lib/mysql", Shell: "/bin/sh"}},
+			Hooks: []string{
+				// mariadb-server's postinst runs mariadb-install-db.
+				`--customize-hook=find "$1/var/lib/mysql" -mindepth 1 -delete`,
+				// The official image's changes to Debian's configuration: listen on
+				// every address, log and run as the server pleases, and read conf.d,
+				// where a mounted configuration goes, after mariadb.conf.d.
+				`--customize-hook=find "$1/etc/mysql" -name '*.cnf' -exec sed -Ei 's/^(bind-address|log|user\s)/#&/' {} +`,
+				`--customize-hook=sed -i -e '/includedir/ {N;s/\(.*\)\n\(.*\)/\n\2\n\1/}' "$1/etc/mysql/mariadb.cnf"`,
+			},
+		},
 		Config: Config{
 			Cmd:          []string{"mariadbd"},
-			Env:          []string{debianPath},
+			Env:          []string{debianPath, "LANG=C.UTF-8"},
 			ExposedPorts: []string{"3306/tcp"},
 		},
-		Strip: debianStrip,
+		Files: map[string]File{
+			// As the official image: other containers' addresses have no names worth
+			// looking up.
+			"etc/mysql/mariadb.conf.d/05-skipcache.cnf": {Content: "[mariadb]\nhost-cache-size=0\nskip-name-resolve\n"},
+		},
+		Dirs: map[string]Dir{
+			"var/lib/mysql": {UID: databaseID, GID: databaseID},
+			"run/mysqld":    {UID: databaseID, GID: databaseID, Mode: 0o777 | fs.ModeSticky},
+		},
+		// Debian links the mysql* names of the clients, server and scripts to the
+		// mariadb* ones; the official 11.8 image has none of them.
+		Strip: append(slices.Clone(debianStrip), "usr/bin/mysql*", "usr/sbin/mysqld"),
 		Keep:  debianKeep,
 	}
 }
