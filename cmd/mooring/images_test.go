@@ -54,15 +54,11 @@ func images(t *testing.T) map[string]string {
 	for name, d := range map[string]*v1beta1.DatabaseCluster{
 		"postgresql": db(v1beta1.PostgreSQL, "17"), "mysql": db(v1beta1.MySQL, "8.4"), "mariadb": db(v1beta1.MariaDB, "11.8"),
 	} {
-		// MariaDB's server is left out while the database package cannot build its
-		// StatefulSet yet; its Jobs are still checked.
-		if sts, err := database.StatefulSet(d); err != nil && d.Spec.Engine != v1beta1.MariaDB {
+		sts, err := database.StatefulSet(d)
+		if err != nil {
 			t.Fatal(err)
-		} else if err != nil {
-			t.Logf("%s: no StatefulSet, its server image is not checked: %v", name, err)
-		} else {
-			out[name] = sts.Spec.Template.Spec.Containers[0].Image
 		}
+		out[name] = sts.Spec.Template.Spec.Containers[0].Image
 		target := database.DumpTarget(d)
 		out[name+" dump"] = dump.PodTemplate(dump.Dump{Database: target, Volume: dump.Volume{ClaimName: "c"}}).Spec.Containers[0].Image
 		out[name+" restore"] = dump.RestoreJob("r", dump.Restore{Database: target, Volume: dump.Volume{ClaimName: "c"}, File: "f.sql.gz"}).Spec.Template.Spec.Containers[0].Image
@@ -155,9 +151,7 @@ func assertImages(t *testing.T, want map[string]string) {
 	t.Helper()
 	got := images(t)
 	for k, w := range want {
-		if g, ok := got[k]; !ok && k == "mariadb" {
-			continue
-		} else if g != w {
+		if got[k] != w {
 			t.Errorf("%s image %s, want %s", k, got[k], w)
 		}
 	}

@@ -53,7 +53,7 @@ mysql_change() {
 	roles=""
 	if [ "$DB_ENGINE" = mariadb ]; then
 		# MariaDB writes the statements of this session to its general and slow logs as
-		# they are, password included: this session is kept out of them (root may).
+		# they are, password included: the session is kept out of them (root may).
 		mode="$mode SET SESSION sql_log_off = ON; SET SESSION log_slow_query = OFF;"
 		# A role of the same name is listed in mysql.user too, with host ''; it has no
 		# password.
