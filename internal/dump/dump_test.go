@@ -211,7 +211,7 @@ func TestEngines(t *testing.T) {
 		if got := ServerImage(c.engine, version); got != c.image {
 			t.Errorf("%s: ServerImage %s, want %s", c.engine, got, c.image)
 		}
-		if got := ClientImage(c.engine, version); got != c.image {
+		if got := ServerImage(c.engine, version); got != c.image {
 			t.Errorf("%s: ClientImage %s, want the server's %s", c.engine, got, c.image)
 		}
 		if Superuser(c.engine) != c.superuser || PasswordEnv(c.engine) != c.password {

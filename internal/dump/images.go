@@ -122,9 +122,3 @@ func ServerImage(engine v1beta1.DatabaseEngine, version string) string {
 	return Repository(engine) + ":" + version
 }
 
-// ClientImage is the image whose clients match the server: the server's own.
-//
-// Deprecated: use ServerImage; kept until its last caller moves.
-func ClientImage(engine v1beta1.DatabaseEngine, version string) string {
-	return ServerImage(engine, version)
-}

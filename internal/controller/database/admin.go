@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -21,12 +22,7 @@ import (
 func AdminSecretName(db *v1beta1.DatabaseCluster) string { return db.Name + "-admin" }
 
 // adminUser is the engine's superuser, the user the credentials Job connects as.
-func adminUser(engine v1beta1.DatabaseEngine) string {
-	if engine == v1beta1.MySQL {
-		return "root"
-	}
-	return "postgres"
-}
+func adminUser(engine v1beta1.DatabaseEngine) string { return dump.Superuser(engine) }
 
 // AdminSecret is the generated superuser Secret, with the given password. Like the
 // credentials Secret it has no owner: the password belongs with the data, which may

@@ -97,7 +97,7 @@ func CredentialsJob(db *v1beta1.DatabaseCluster, hash string) *batchv1.Job {
 					},
 					Containers: []corev1.Container{{
 						Name:         "credentials",
-						Image:        dump.ClientImage(db.Spec.Engine, db.Spec.Version),
+						Image:        dump.ServerImage(db.Spec.Engine, db.Spec.Version),
 						Command:      []string{"/bin/sh", "-c", CredentialsScript},
 						Env:          env,
 						VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
