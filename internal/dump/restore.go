@@ -41,12 +41,19 @@ type Restore struct {
 	// "nightly-20250101T030000Z.sql.gz". A path that climbs out of the directory ("..")
 	// is cut back into the volume.
 	File string
+	// Owner, when File is empty, picks the newest of the dumps the Backup of that name
+	// made (<owner>-<timestamp>.sql.gz): the script looks when it runs.
+	Owner string
 	// Labels go on the Job and its pods.
 	Labels map[string]string
 }
 
-// FilePath is where the restore Job sees the dump.
+// FilePath is where the restore Job sees the dump; empty when the script picks the
+// newest of Owner's.
 func (r Restore) FilePath() string {
+	if r.File == "" {
+		return ""
+	}
 	return path.Join(r.Volume.Dir(), path.Clean("/"+r.File))
 }
 
@@ -68,6 +75,8 @@ func RestorePodTemplate(r Restore) corev1.PodTemplateSpec {
 		{Name: "DB_USER", ValueFrom: secretRef(db.UsernameKey)},
 		{Name: PasswordEnv(db.Engine), ValueFrom: secretRef(db.PasswordKey)},
 		{Name: "RESTORE_FILE", Value: r.FilePath()},
+		{Name: "RESTORE_DIR", Value: r.Volume.Dir()},
+		{Name: "RESTORE_OWNER", Value: r.Owner},
 		// The outcome's line becomes the pod's termination message, where the Job's
 		// owner reads it without access to logs.
 		{Name: "REPORT_FILE", Value: corev1.TerminationMessagePathDefault},

@@ -20,7 +20,9 @@
 #   DB_HOST, DB_PORT, DB_USER  the primary, and the superuser (postgres or root); its
 #                              password in PGPASSWORD or MYSQL_PWD
 #   DB_NAME                    PostgreSQL only: the database to load the dump into
-#   RESTORE_FILE               the dump, <...>.sql.gz, in the backup volume (read-only)
+#   RESTORE_FILE               the dump, <...>.sql.gz, in the backup volume (read-only);
+#                              when empty, the newest <RESTORE_OWNER>-<timestamp>.sql.gz
+#                              in RESTORE_DIR
 #   REPORT_FILE                when set, the last line printed (success or failure) is
 #                              written there too: the pod's termination message
 #
@@ -35,7 +37,27 @@
 # The password is never an argument of a process, nor printed; neither is the dump's
 # data, except what the server's first error message quotes.
 set -eu
-: "${DB_ENGINE:?}" "${DB_HOST:?}" "${DB_PORT:?}" "${DB_USER:?}" "${RESTORE_FILE:?}"
+: "${DB_ENGINE:?}" "${DB_HOST:?}" "${DB_PORT:?}" "${DB_USER:?}"
+if [ -z "${RESTORE_FILE:-}" ]; then
+	# No file named: the newest dump of RESTORE_OWNER in RESTORE_DIR. Dump names end in a
+	# UTC timestamp that sorts as it reads, and a glob expands sorted, so the last match
+	# is the newest; the timestamp pattern keeps out another Backup whose name starts
+	# with this one's ("orders-nightly-..." is not a dump of "orders").
+	: "${RESTORE_DIR:?}" "${RESTORE_OWNER:?}"
+	for f in "$RESTORE_DIR/$RESTORE_OWNER"-*.sql.gz; do
+		case "${f#"$RESTORE_DIR/$RESTORE_OWNER"-}" in
+		[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z.sql.gz)
+			[ -f "$f" ] && RESTORE_FILE=$f ;;
+		esac
+	done
+	if [ -z "${RESTORE_FILE:-}" ]; then
+		file="$RESTORE_DIR/$RESTORE_OWNER-*.sql.gz"
+		line="restore: $file: file missing: no dump of Backup $RESTORE_OWNER in the backup volume"
+		printf '%s\n' "$line" >&2
+		if [ -n "${REPORT_FILE:-}" ]; then printf '%s\n' "$line" >"$REPORT_FILE" || true; fi
+		exit 3
+	fi
+fi
 file=$RESTORE_FILE
 
 report() {

@@ -761,3 +761,31 @@ func TestRestoreScriptAgainstMariaDB(t *testing.T) {
 		t.Errorf("failed restores changed the rows:\n got  %q\n want %q", after, before)
 	}
 }
+
+// Without RESTORE_FILE the script restores the newest dump of RESTORE_OWNER, not one of a
+// Backup whose name merely starts with the owner's, nor a partial dump; and says so when
+// the owner has none.
+func TestRestoreScriptPicksNewestDump(t *testing.T) {
+	bin := t.TempDir()
+	got := filepath.Join(bin, "got")
+	fake := "#!/bin/sh\ncat >\"" + got + "\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "mysql"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeGzip(t, dir, "orders-20250101T030000Z.sql.gz", "-- old\n")
+	newest := writeGzip(t, dir, "orders-20250102T030000Z.sql.gz", "-- newest\n")
+	writeGzip(t, dir, "orders-nightly-20250103T030000Z.sql.gz", "-- another Backup's\n")
+	writeGzip(t, dir, ".orders-20250104T030000Z.sql.gz.partial", "-- unfinished\n")
+	env := []string{"DB_ENGINE=mysql", "DB_HOST=h", "DB_PORT=3306", "DB_USER=root", "MYSQL_PWD=" + testPassword,
+		"RESTORE_FILE=", "RESTORE_DIR=" + dir, "RESTORE_OWNER=orders"}
+	r := runRestore(t, bin, env)
+	if r.code != 0 || !strings.Contains(r.out, "restored "+newest+" sha256=") {
+		t.Fatalf("want %s restored, got exit status %d:\n%s", newest, r.code, r.out)
+	}
+	if sent, _ := os.ReadFile(got); string(sent) != "-- newest\n" {
+		t.Errorf("the client was given %q, want the newest dump", sent)
+	}
+	none := runRestore(t, bin, append(env[:len(env):len(env)], "RESTORE_OWNER=payments"))
+	none.expectFailure(t, RestoreFileMissing, "file missing", dir+"/payments-*.sql.gz")
+}
