@@ -121,4 +121,3 @@ func Repository(engine v1beta1.DatabaseEngine) string {
 func ServerImage(engine v1beta1.DatabaseEngine, version string) string {
 	return Repository(engine) + ":" + version
 }
-
