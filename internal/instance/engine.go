@@ -85,6 +85,8 @@ func NewEngine(c Config) (Engine, error) {
 	switch c.Engine {
 	case "postgresql":
 		return newPostgres(c), nil
+	case "mariadb", "mysql":
+		return newMariaDB(c), nil
 	}
 	return nil, fmt.Errorf("unknown engine %q", c.Engine)
 }
