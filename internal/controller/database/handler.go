@@ -145,6 +145,17 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	if err := h.syncCredentials(ctx, s, sts); err != nil {
 		return ctrl.Result{}, err
 	}
+	restored, err := h.syncRestore(ctx, s, sts.Status.ReadyReplicas > 0)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !restored {
+		// Applications must not start on a database that is still being filled: the
+		// cluster is not Running (bindings wait for it) until its dump is loaded.
+		db.Status.Phase = v1beta1.DatabaseNotReady
+		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonRestoring,
+			"The cluster's data is not restored yet; the Restored condition says how far it is.")
+	}
 	again, err := h.observeInstances(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
