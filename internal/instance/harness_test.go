@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mooringhq/mooring/internal/testutil"
 )
 
 // The integration tests run the manager as a process of its own, under the database's OS
@@ -113,6 +111,24 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// eventually polls check every 100 ms until it returns nil, and fails the test with
+// what and the last error after timeout. (internal/testutil would import this package
+// back through the operator's controllers.)
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: last seen: %v", timeout, what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // httpc bounds each request, so that a hung manager fails the poll, not go test.
 var httpc = &http.Client{Timeout: 5 * time.Second}
 
@@ -195,7 +211,7 @@ func (p *proc) status() (Status, error) {
 // waitReady polls /readyz until it answers 200.
 func (p *proc) waitReady(t *testing.T, timeout time.Duration) {
 	t.Helper()
-	testutil.Eventually(t, timeout, "instance at "+p.statusAddr+" ready", func() error {
+	eventually(t, timeout, "instance at "+p.statusAddr+" ready", func() error {
 		select {
 		case <-p.done:
 			t.Fatalf("manager exited before it was ready: %v", p.err)

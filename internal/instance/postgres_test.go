@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mooringhq/mooring/internal/testutil"
 )
 
 // pgBin is the PostgreSQL of this machine, or a skip.
@@ -95,7 +93,7 @@ func TestPostgreSQLPrimaryAndReplica(t *testing.T) {
 
 	r := startManager(t, self, u, replica.args(major, primary.port)...)
 	r.waitReady(t, 2*time.Minute)
-	testutil.Eventually(t, time.Minute, "the replica to have the primary's rows", func() error {
+	eventually(t, time.Minute, "the replica to have the primary's rows", func() error {
 		out, err := psqlAs(t, bin, replica.port, "app", appPassword, "SELECT string_agg(item, ',' ORDER BY id) FROM orders")
 		if err != nil || out != "rope,anchor" {
 			return fmt.Errorf("replica answered %q (%v), want rope,anchor", out, err)
@@ -105,7 +103,7 @@ func TestPostgreSQLPrimaryAndReplica(t *testing.T) {
 	if _, err := psqlAs(t, bin, replica.port, "app", appPassword, "INSERT INTO orders VALUES (3, 'chain')"); err == nil {
 		t.Fatal("the replica accepted a write")
 	}
-	testutil.Eventually(t, time.Minute, "the replica to stream and catch up", func() error {
+	eventually(t, time.Minute, "the replica to stream and catch up", func() error {
 		ps, err := p.status()
 		if err != nil {
 			return err
