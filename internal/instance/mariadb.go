@@ -131,9 +131,9 @@ var mysqlDialect = dialect{
 }
 
 const (
-	// mysqlAppDatabase is the database the application user is given on MariaDB and
+	// MySQLAppDatabase is the database the application user is given on MariaDB and
 	// MySQL, which have no default one (PostgreSQL's is "postgres").
-	mysqlAppDatabase = "app"
+	MySQLAppDatabase = "app"
 	// seededFile marks a replica's data directory as a complete copy of the primary.
 	seededFile = "mooring-seeded"
 	// mysqlRoot is the superuser: root@'%' has the admin password.
@@ -674,8 +674,8 @@ func (d *dialect) primarySetup(admin, appUser, appPassword string, appExists boo
 		acct := account(appUser, "%")
 		s = append(s,
 			withPassword("CREATE USER %s IDENTIFIED BY %s;", acct, appPassword),
-			stmt{sql: "CREATE DATABASE IF NOT EXISTS " + sqlIdent(mysqlAppDatabase) + ";"},
-			stmt{sql: "GRANT ALL PRIVILEGES ON " + sqlIdent(mysqlAppDatabase) + ".* TO " + acct + ";"})
+			stmt{sql: "CREATE DATABASE IF NOT EXISTS " + sqlIdent(MySQLAppDatabase) + ";"},
+			stmt{sql: "GRANT ALL PRIVILEGES ON " + sqlIdent(MySQLAppDatabase) + ".* TO " + acct + ";"})
 	}
 	return s
 }

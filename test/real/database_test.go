@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -178,11 +179,17 @@ func killServer(t *testing.T, e dbEngine, ns, pod string) {
 		t.Fatal(err)
 	}
 	manager := containerPID(t, p.Status.ContainerStatuses[0].ContainerID)
-	children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", manager, manager))
-	if err != nil {
-		t.Fatal(err)
+	// children lists what each thread started: Go starts processes from any thread.
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", manager))
+	var children []string
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		children = append(children, strings.Fields(string(b))...)
 	}
-	for _, f := range strings.Fields(string(children)) {
+	for _, f := range children {
 		comm, _ := os.ReadFile("/proc/" + f + "/comm")
 		if strings.TrimSpace(string(comm)) == e.server {
 			if out, err := exec.Command("kill", "-9", f).CombinedOutput(); err != nil {

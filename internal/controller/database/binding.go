@@ -8,6 +8,7 @@ import (
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/instance"
 )
 
 // BindingProvider is the servicebinding.io "provider" entry of every Mooring binding.
@@ -26,10 +27,12 @@ func BindingConfigMap(db *v1beta1.DatabaseCluster) *corev1.ConfigMap {
 		"host":     db.Name + "." + db.Namespace + ".svc",
 		"port":     strconv.Itoa(int(Port(db))),
 	}
-	// The database the application user is given (the one pg_dump dumps too); the MySQL
-	// image creates none for the user, so a MySQL binding has no database entry.
-	if db.Spec.Engine == v1beta1.PostgreSQL {
-		data["database"] = defaultDatabase
+	// The database the instance manager gives the application user: PostgreSQL's
+	// "postgres" (the one pg_dump dumps too), and for MariaDB and MySQL, which have no
+	// default database, "app".
+	data["database"] = defaultDatabase
+	if db.Spec.Engine != v1beta1.PostgreSQL {
+		data["database"] = instance.MySQLAppDatabase
 	}
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: BindingConfigMapName(db), Labels: engine.Labels(Component, db.Name)},

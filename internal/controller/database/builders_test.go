@@ -179,7 +179,8 @@ func TestBindingConfigMap(t *testing.T) {
 		want   map[string]string
 	}{
 		"postgresql": {engine: v1beta1.PostgreSQL, want: map[string]string{"type": "postgresql", "provider": "mooring", "host": "orders.shop.svc", "port": "5432", "database": "postgres"}},
-		"mysql":      {engine: v1beta1.MySQL, want: map[string]string{"type": "mysql", "provider": "mooring", "host": "orders.shop.svc", "port": "3306"}},
+		"mysql":      {engine: v1beta1.MySQL, want: map[string]string{"type": "mysql", "provider": "mooring", "host": "orders.shop.svc", "port": "3306", "database": "app"}},
+		"mariadb":    {engine: v1beta1.MariaDB, want: map[string]string{"type": "mariadb", "provider": "mooring", "host": "orders.shop.svc", "port": "3306", "database": "app"}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

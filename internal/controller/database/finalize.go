@@ -61,8 +61,8 @@ const (
 	snapshotComponent = "final-snapshot"
 	// SnapshotPrefix starts a final snapshot's file name; retention never prunes it.
 	SnapshotPrefix = "final-snapshot-"
-	// defaultDatabase is what pg_dump dumps: the Bitnami image's default database, the
-	// one the application user is given.
+	// defaultDatabase is what pg_dump dumps: PostgreSQL's default database, the one the
+	// instance manager gives the application user.
 	defaultDatabase = "postgres"
 	// snapshotPoll is how often Finalize looks at the snapshot Job. The Job has no owner
 	// reference to the cluster, so the Job watch (which maps Jobs by their controller)
