@@ -157,9 +157,15 @@ func (p *proc) log() string {
 // startManager runs `instance run args...` as u, with its status server on a free port.
 func startManager(t *testing.T, bin string, u osUser, args ...string) *proc {
 	t.Helper()
+	return startManagerEnv(t, bin, u, nil, args...)
+}
+
+// startManagerEnv is startManager with env added to the manager's environment.
+func startManagerEnv(t *testing.T, bin string, u osUser, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{statusAddr: "127.0.0.1:" + strconv.Itoa(freePort(t)), done: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"run", "--status-address=" + p.statusAddr}, args...)...)
-	p.cmd.Env = append(os.Environ(), "MOORING_INSTANCE_MAIN=1", "HOME=/tmp", "USER="+u.name)
+	p.cmd.Env = append(append(os.Environ(), "MOORING_INSTANCE_MAIN=1", "HOME=/tmp", "USER="+u.name), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid)}, Setpgid: true}
 	if err := p.cmd.Start(); err != nil {

@@ -84,6 +84,9 @@ func (p *postgres) Check(ctx context.Context) error {
 		return faultf(FaultMissingBinaries, "cannot tell the PostgreSQL version from %q", strings.TrimSpace(out))
 	}
 	p.major = m[1]
+	if p.major != major {
+		return faultf(FaultVersionMismatch, "spec.version is %s and the image runs PostgreSQL %s: Mooring initialises and runs only the version the cluster names; run the PostgreSQL %s image", p.cfg.Version, p.major, major)
+	}
 	if b, err := os.ReadFile(filepath.Join(p.pgdata(), "PG_VERSION")); err == nil {
 		if data := strings.TrimSpace(string(b)); data != p.major {
 			return faultf(FaultVersionMismatch, "the data directory was initialised by PostgreSQL %s and this image runs PostgreSQL %s, which cannot use it; set spec.version back to %s (to move to %s, restore a Backup into a new cluster). The data directory is left as it is",

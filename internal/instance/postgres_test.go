@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -135,4 +136,102 @@ func TestPostgreSQLPrimaryAndReplica(t *testing.T) {
 	if p.err != nil || r.err != nil {
 		t.Fatalf("managers exited with %v and %v, want clean stops", p.err, r.err)
 	}
+}
+
+// Causes the manager can name keep the server down, the data untouched and the manager
+// up, with the cause in /status: an image without the server, a data directory of
+// another major version, a volume with files Mooring did not make, a full volume.
+func TestPostgreSQLFaults(t *testing.T) {
+	_, major := pgBin(t)
+	u := serverUser(t, "postgres")
+	self := selfCopy(t, u)
+	adminDir := secretDir(t, u, map[string]string{"username": "postgres", "password": "pw"})
+	appDir := secretDir(t, u, map[string]string{"username": "app", "password": "pw"})
+	dataDir := func(files map[string]string) string {
+		d := ownedDir(t, u)
+		for name, content := range files {
+			path := filepath.Join(d, name)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	for _, c := range []struct {
+		name, version, reason, message string
+		files                          map[string]string
+		env                            []string
+	}{
+		{name: "no server in the image", version: "99", reason: FaultMissingBinaries, message: "/usr/lib/postgresql/99/bin",
+			env: []string{"PATH=/usr/bin:/bin"}},
+		{name: "image of another version", version: "99", reason: FaultVersionMismatch, message: "spec.version is 99 and the image runs PostgreSQL " + major},
+		{name: "data of another major version", version: major, reason: FaultVersionMismatch, message: "initialised by PostgreSQL 14",
+			files: map[string]string{"pgdata/PG_VERSION": "14\n", "pgdata/base/1/1259": "rows"}},
+		{name: "a Bitnami data directory", version: major, reason: FaultUnknownData, message: "data",
+			files: map[string]string{"data/PG_VERSION": major + "\n"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := dataDir(c.files)
+			run := ownedDir(t, u)
+			p := startManagerEnv(t, self, u, c.env, "--engine=postgresql", "--version="+c.version, "--pod=db-0", "--index=0",
+				"--port="+strconv.Itoa(freePort(t)), "--data-dir="+d, "--run-dir="+run, "--admin-secret-dir="+adminDir, "--app-secret-dir="+appDir)
+			eventually(t, 30*time.Second, "fault "+c.reason, func() error {
+				s, err := p.status()
+				if err != nil {
+					return err
+				}
+				if s.Fault == nil || s.Fault.Reason != c.reason || !strings.Contains(s.Fault.Message, c.message) || s.Running || s.Phase != "Faulted" {
+					return fmt.Errorf("status %+v, fault %+v: want %s naming %q, the server down", s, s.Fault, c.reason, c.message)
+				}
+				return nil
+			})
+			resp, err := httpc.Get("http://" + p.statusAddr + "/healthz")
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("/healthz %v %v: a faulted manager stays alive, so the kubelet does not restart it", resp, err)
+			}
+			resp.Body.Close()
+			for name, content := range c.files {
+				if b, err := os.ReadFile(filepath.Join(d, name)); err != nil || string(b) != content {
+					t.Errorf("%s changed: %q %v", name, b, err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(d, "pgdata", "postgresql.conf")); err == nil {
+				t.Error("initdb ran over the refused data directory")
+			}
+		})
+	}
+}
+
+// A volume too full to start on is a fault, not a crash loop; once it grows (the volume
+// is expanded) the manager initialises and starts the server by itself.
+func TestPostgreSQLFullVolume(t *testing.T) {
+	_, major := pgBin(t)
+	u := serverUser(t, "postgres")
+	self := selfCopy(t, u)
+	d := ownedDir(t, u)
+	if err := syscall.Mount("tmpfs", d, "tmpfs", 0, "size=8m,mode=0755,uid="+strconv.Itoa(u.uid)); err != nil {
+		t.Skipf("cannot mount a small tmpfs: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(d, syscall.MNT_DETACH) })
+	adminDir := secretDir(t, u, map[string]string{"username": "postgres", "password": "pw"})
+	appDir := secretDir(t, u, map[string]string{"username": "app", "password": "pw"})
+	p := startManager(t, self, u, "--engine=postgresql", "--version="+major, "--pod=db-0", "--index=0",
+		"--port="+strconv.Itoa(freePort(t)), "--data-dir="+d, "--run-dir="+ownedDir(t, u), "--admin-secret-dir="+adminDir, "--app-secret-dir="+appDir)
+	eventually(t, 30*time.Second, "fault DiskFull", func() error {
+		s, err := p.status()
+		if err != nil {
+			return err
+		}
+		if s.Fault == nil || s.Fault.Reason != FaultDiskFull || !strings.Contains(s.Fault.Message, "spec.storage.size") {
+			return fmt.Errorf("status %+v fault %+v", s, s.Fault)
+		}
+		return nil
+	})
+	if err := syscall.Mount("tmpfs", d, "tmpfs", syscall.MS_REMOUNT, "size=128m"); err != nil {
+		t.Fatalf("grow the tmpfs: %v", err)
+	}
+	p.waitReady(t, 2*time.Minute)
 }
