@@ -128,6 +128,8 @@ func TestDatabasesReplicateForReal(t *testing.T) {
 			waitReplicating(t, db, 6*time.Minute)
 
 			primary, replicas := db.Name+"-0", []string{db.Name + "-1", db.Name + "-2"}
+			serviceLeadsTo(t, ns, db.Name, primary)
+			serviceLeadsTo(t, ns, db.Name+"-ro", replicas...)
 			e.mustSQL(t, ns, primary, "CREATE TABLE ledger (id int PRIMARY KEY, entry varchar(40)); INSERT INTO ledger VALUES (1, 'moored'), (2, 'cast off');")
 			rowsOnReplicas(t, e, ns, replicas, "moored,cast off")
 			waitReplicating(t, db, 2*time.Minute)
@@ -252,4 +254,37 @@ echo rotated`
 
 func secretEnv(name, key string) *corev1.EnvVarSource {
 	return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key}}
+}
+
+// serviceLeadsTo waits until the Service's ready endpoints are exactly the pods'.
+func serviceLeadsTo(t *testing.T, ns, service string, pods ...string) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, name := range pods {
+		p, err := suite.cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[p.Status.PodIP] = true
+	}
+	testutil.Eventually(t, time.Minute, "Service "+service+" to lead to "+strings.Join(pods, ", "), func() error {
+		slices, err := suite.cs.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + service})
+		if err != nil {
+			return err
+		}
+		got := map[string]bool{}
+		for _, sl := range slices.Items {
+			for _, ep := range sl.Endpoints {
+				if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+					for _, a := range ep.Addresses {
+						got[a] = true
+					}
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("ready endpoints %v, want %v", got, want)
+		}
+		return nil
+	})
 }

@@ -115,7 +115,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		return ctrl.Result{}, err
 	}
 	legacy := live != nil && isBitnamiStatefulSet(live)
-	children := []client.Object{HeadlessService(db), PrimaryService(db), BindingConfigMap(db)}
+	children := []client.Object{HeadlessService(db), PrimaryService(db), ReadOnlyService(db), BindingConfigMap(db)}
 	if legacy {
 		if err := s.Keep(live); err != nil {
 			return ctrl.Result{}, err

@@ -102,6 +102,9 @@ func (h Handler) observeInstances(ctx context.Context, s *engine.Scope[*v1beta1.
 		}
 	}
 	slices.SortFunc(live, func(a, b corev1.Pod) int { return podIndex(a.Name) - podIndex(b.Name) })
+	if err := labelRoles(ctx, s, live); err != nil {
+		return false, err
+	}
 	answers := make([]*instance.Status, len(live))
 	errs := make([]error, len(live))
 	if h.Instances != nil {
