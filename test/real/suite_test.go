@@ -72,6 +72,17 @@ func run(m *testing.M) int {
 	} else {
 		fmt.Fprintf(os.Stderr, "real: cluster with a real node and the chart ready in %s\n", time.Since(start).Round(100*time.Millisecond))
 		code = m.Run()
+		if code == 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			n, err := checkNoPasswordLeaks(ctx)
+			cancel()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "real: %v\n", err)
+				code = 1
+			} else {
+				fmt.Fprintf(os.Stderr, "real: none of %d passwords in any pod's log, event, Job spec, Mooring object or process argument\n", n)
+			}
+		}
 	}
 	if suite.cluster != nil {
 		if err := suite.cluster.Stop(); err != nil {
