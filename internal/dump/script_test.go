@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -505,7 +506,8 @@ func runRestore(t *testing.T, binDir string, env []string) restoreResult {
 	cmd.Dir = os.TempDir()
 	out, err := cmd.CombinedOutput()
 	r := restoreResult{out: string(out)}
-	if exit, ok := err.(*exec.ExitError); ok {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
 		r.code = exit.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package instance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,15 +64,14 @@ func Install(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer src.Close()
+	defer src.Close() //nolint:errcheck // read only
 	tmp := ManagerPath(dir) + ".tmp"
 	dst, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
+		return errors.Join(err, dst.Close())
 	}
 	if err := dst.Close(); err != nil {
 		return err

@@ -75,7 +75,7 @@ func ownedDir(t *testing.T, u osUser) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	if err := os.Chown(dir, u.uid, u.gid); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer l.Close() //nolint:errcheck // only its port was wanted
 	return l.Addr().(*net.TCPAddr).Port
 }
 
@@ -206,7 +206,7 @@ func (p *proc) status() (Status, error) {
 	if err != nil {
 		return s, err
 	}
-	defer resp.Body.Close()
+	defer resp.Body.Close() //nolint:errcheck // read only
 	b, _ := io.ReadAll(resp.Body)
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("status %q: %w", b, err)
@@ -227,7 +227,7 @@ func (p *proc) waitReady(t *testing.T, timeout time.Duration) {
 		if err != nil {
 			return err
 		}
-		defer resp.Body.Close()
+		defer resp.Body.Close() //nolint:errcheck // read only
 		b, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("/readyz %d: %s", resp.StatusCode, b)

@@ -58,7 +58,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	srv := &http.Server{Handler: m.handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer srv.Close() //nolint:errcheck // the process is ending
 	return m.loop(ctx)
 }
 
@@ -164,8 +164,8 @@ func (m *manager) serve(ctx context.Context) error {
 		m.log.Printf("server stopped (%v)", err)
 	case <-time.After(stopGrace):
 		_ = cmd.Process.Kill()
-		<-exited
-		m.log.Printf("server killed after %s", stopGrace)
+		err := <-exited
+		m.log.Printf("server killed after %s (%v)", stopGrace, err)
 	}
 	m.st.update(func(s *Status) { s.Running = false })
 	return nil
@@ -201,7 +201,7 @@ func (m *manager) diskFull() *Fault {
 	if err := syscall.Statfs(m.cfg.DataDir, &fs); err != nil {
 		return nil
 	}
-	free := int64(fs.Bavail) * int64(fs.Bsize)
+	free := int64(fs.Bavail) * fs.Bsize //nolint:gosec // a block count fits
 	if free >= minFreeBytes {
 		return nil
 	}

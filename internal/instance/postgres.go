@@ -54,8 +54,8 @@ func (p *postgres) Check(ctx context.Context) error {
 	if path, err := exec.LookPath("postgres"); err == nil {
 		// Through links (/usr/local/bin/postgres -> /usr/lib/postgresql/15/bin/postgres),
 		// to the directory with the other tools.
-		if real, err := filepath.EvalSymlinks(path); err == nil {
-			path = real
+		if resolved, err := filepath.EvalSymlinks(path); err == nil {
+			path = resolved
 		}
 		dirs = append(dirs, filepath.Dir(path))
 	}
@@ -292,7 +292,7 @@ func (p *postgres) Ready(ctx context.Context) error {
 	cmd := exec.CommandContext(ctx, p.tool("pg_isready"), "--host="+p.socketDir(), "--port="+strconv.Itoa(p.cfg.Port),
 		"--username="+pgSuperuser, "--dbname=postgres", "--timeout=3", "--quiet")
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("PostgreSQL does not accept connections yet (pg_isready: %v)", err)
+		return fmt.Errorf("PostgreSQL does not accept connections yet (pg_isready: %w)", err)
 	}
 	return nil
 }
@@ -309,7 +309,7 @@ func (p *postgres) psql(ctx context.Context, sql string) (string, error) {
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return "", fmt.Errorf("psql: %v: %s", err, lastLines(string(ee.Stderr), 3))
+			return "", fmt.Errorf("psql: %w: %s", err, lastLines(string(ee.Stderr), 3))
 		}
 		return "", fmt.Errorf("psql: %w", err)
 	}

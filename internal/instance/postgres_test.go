@@ -97,7 +97,7 @@ func TestPostgreSQLPrimaryAndReplica(t *testing.T) {
 	eventually(t, time.Minute, "the replica to have the primary's rows", func() error {
 		out, err := psqlAs(t, bin, replica.port, "app", appPassword, "SELECT string_agg(item, ',' ORDER BY id) FROM orders")
 		if err != nil || out != "rope,anchor" {
-			return fmt.Errorf("replica answered %q (%v), want rope,anchor", out, err)
+			return fmt.Errorf("replica answered %q (%w), want rope,anchor", out, err)
 		}
 		return nil
 	})
@@ -184,7 +184,7 @@ func TestPostgreSQLFaults(t *testing.T) {
 					return err
 				}
 				if s.Fault == nil || s.Fault.Reason != c.reason || !strings.Contains(s.Fault.Message, c.message) || s.Running || s.Phase != "Faulted" {
-					return fmt.Errorf("status %+v, fault %+v: want %s naming %q, the server down", s, s.Fault, c.reason, c.message)
+					return fmt.Errorf("status %+v, fault %s: want %s naming %q, the server down", s, faultText(s.Fault), c.reason, c.message)
 				}
 				return nil
 			})
@@ -192,7 +192,7 @@ func TestPostgreSQLFaults(t *testing.T) {
 			if err != nil || resp.StatusCode != 200 {
 				t.Fatalf("/healthz %v %v: a faulted manager stays alive, so the kubelet does not restart it", resp, err)
 			}
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			for name, content := range c.files {
 				if b, err := os.ReadFile(filepath.Join(d, name)); err != nil || string(b) != content {
 					t.Errorf("%s changed: %q %v", name, b, err)
@@ -226,7 +226,7 @@ func TestPostgreSQLFullVolume(t *testing.T) {
 			return err
 		}
 		if s.Fault == nil || s.Fault.Reason != FaultDiskFull || !strings.Contains(s.Fault.Message, "spec.storage.size") {
-			return fmt.Errorf("status %+v fault %+v", s, s.Fault)
+			return fmt.Errorf("status %+v fault %s", s, faultText(s.Fault))
 		}
 		return nil
 	})
@@ -234,4 +234,12 @@ func TestPostgreSQLFullVolume(t *testing.T) {
 		t.Fatalf("grow the tmpfs: %v", err)
 	}
 	p.waitReady(t, 2*time.Minute)
+}
+
+// faultText is a fault for a test's message.
+func faultText(f *Fault) string {
+	if f == nil {
+		return "none"
+	}
+	return f.Reason + ": " + f.Message
 }

@@ -98,8 +98,8 @@ func TestDatabaseImages(t *testing.T) {
 			img.checkOnPath(t, env["PATH"], path.Base(tool))
 		}
 		for _, dir := range strings.Split(env["PATH"], ":") {
-			real, _ := img.resolve(dir)
-			for _, name := range img.under(real + "/") {
+			resolved, _ := img.resolve(dir)
+			for _, name := range img.under(resolved + "/") {
 				if strings.HasPrefix(path.Base(name), "mysql") {
 					t.Errorf("%s (%s on PATH): the official mariadb 11.8 image has no mysql* names", name, dir)
 				}
@@ -357,17 +357,17 @@ func (img *imageView) resolve(p string) (string, *tar.Header) {
 
 // executable reports whether p leads to a file anyone may run.
 func (img *imageView) executable(p string) (string, bool) {
-	real, h := img.resolve(p)
+	resolved, h := img.resolve(p)
 	if h != nil && h.Typeflag == tar.TypeLink {
-		real, h = h.Linkname, img.entries[h.Linkname]
+		resolved, h = h.Linkname, img.entries[h.Linkname]
 	}
-	return real, h != nil && h.Typeflag == tar.TypeReg && h.Mode&0o111 == 0o111
+	return resolved, h != nil && h.Typeflag == tar.TypeReg && h.Mode&0o111 == 0o111
 }
 
 func (img *imageView) checkExecutable(t *testing.T, p string) {
 	t.Helper()
-	if real, ok := img.executable(p); !ok {
-		t.Errorf("%s (%s) is not an executable file in the image", p, real)
+	if resolved, ok := img.executable(p); !ok {
+		t.Errorf("%s (%s) is not an executable file in the image", p, resolved)
 	}
 }
 
@@ -379,8 +379,8 @@ func (img *imageView) checkOnPath(t *testing.T, pathEnv, name string) {
 		if _, h := img.resolve(dir + "/" + name); h == nil {
 			continue
 		}
-		if real, ok := img.executable(dir + "/" + name); !ok {
-			t.Errorf("%s, first on PATH, leads to %s, which is not executable", dir+"/"+name, real)
+		if resolved, ok := img.executable(dir + "/" + name); !ok {
+			t.Errorf("%s, first on PATH, leads to %s, which is not executable", dir+"/"+name, resolved)
 		}
 		return
 	}

@@ -165,7 +165,7 @@ func rowsOnReplicas(t *testing.T, e dbEngine, ns string, replicas []string, want
 			defer cancel()
 			out, err := e.execSQL(ctx, ns, r, "SELECT entry FROM ledger ORDER BY id;")
 			if got := strings.ReplaceAll(out, "\n", ","); err != nil || got != want {
-				return fmt.Errorf("replica answered %q (%v)", got, err)
+				return fmt.Errorf("replica answered %q (%w)", got, err)
 			}
 			return nil
 		})

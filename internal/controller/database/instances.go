@@ -31,14 +31,20 @@ const (
 	// for a cause it names (an image without the server, a data directory of another
 	// major version, a full volume).
 	ConditionInstancesHealthy = "InstancesHealthy"
+)
 
+// Reasons of ReplicationHealthy and InstancesHealthy (whose False reasons are the
+// instance manager's faults).
+const (
 	ReasonReplicasStreaming   = "ReplicasStreaming"
 	ReasonNoReplicas          = "NoReplicas"
 	ReasonReplicaNotStreaming = "ReplicaNotStreaming"
 	ReasonReplicaLagging      = "ReplicaLagging"
 	ReasonReplicaUnknown      = "ReplicaUnknown"
 	ReasonInstancesRunning    = "InstancesRunning"
+)
 
+const (
 	// maxLagBytes and maxGTIDGap: a replica further behind counts as lagging.
 	maxLagBytes = 64 << 20
 	maxGTIDGap  = 1000
@@ -71,7 +77,7 @@ func (c *InstanceClient) status(ctx context.Context, ip string) (*instance.Statu
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer resp.Body.Close() //nolint:errcheck // a read-only body
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if err != nil {
 		return nil, err

@@ -15,9 +15,9 @@ const (
 	// ConditionMigrationNeeded is True on a cluster made by a release that ran the
 	// Bitnami images: Mooring keeps its StatefulSet as it is and says how to move.
 	ConditionMigrationNeeded = "MigrationNeeded"
-	// ReasonBitnamiLayout: the cluster's data is in the Bitnami images' layout.
+	// ReasonBitnamiLayout says the cluster's data is in the Bitnami images' layout.
 	ReasonBitnamiLayout = "BitnamiLayout"
-	// ReasonCurrentLayout: the cluster runs Mooring's instance manager.
+	// ReasonCurrentLayout says the cluster runs Mooring's instance manager.
 	ReasonCurrentLayout = "InstanceManager"
 )
 

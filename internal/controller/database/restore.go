@@ -25,12 +25,18 @@ const (
 	// ConditionRestored is set on a cluster with spec.bootstrap: False while its Backup's
 	// dump is being loaded or could not be, True once it is (status.restoredFrom).
 	ConditionRestored = "Restored"
+)
 
+// Reasons of Restored.
+const (
 	ReasonWaitingToRestore = "WaitingForPrimary"
 	ReasonRestoring        = "Restoring"
 	ReasonRestoreFailed    = "RestoreFailed"
 	ReasonBackupNotFound   = "BackupNotFound"
 	ReasonRestoreSucceeded = "RestoreSucceeded"
+)
+
+const (
 
 	// restoreComponent labels the restore Job's pods: not "database", so that the
 	// cluster's Services do not select them; with Mooring's labels, so the cache (which
