@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -133,7 +134,8 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		db.Status.Binding = bindingStatus(db)
 		return ctrl.Result{}, h.syncCredentials(ctx, s, live)
 	}
-	engine.SetCondition(db, ConditionMigrationNeeded, metav1.ConditionFalse, ReasonCurrentLayout, "The cluster runs Mooring's instance manager.")
+	// The condition exists only while there is something to do.
+	apimeta.RemoveStatusCondition(&db.Status.Conditions, ConditionMigrationNeeded)
 	var res ctrl.Result
 	if resize.refused {
 		res.RequeueAfter = resizeRetryInterval // StorageResized=False/ResizeForbidden stays

@@ -17,8 +17,6 @@ const (
 	ConditionMigrationNeeded = "MigrationNeeded"
 	// ReasonBitnamiLayout says the cluster's data is in the Bitnami images' layout.
 	ReasonBitnamiLayout = "BitnamiLayout"
-	// ReasonCurrentLayout says the cluster runs Mooring's instance manager.
-	ReasonCurrentLayout = "InstanceManager"
 )
 
 // isBitnamiStatefulSet tells a StatefulSet of a release before the instance manager: its

@@ -49,11 +49,14 @@ func TestBitnamiClusterKeptAsItIs(t *testing.T) {
 	if img := sts.Spec.Template.Spec.Containers[0].Image; img != old || len(sts.Spec.Template.Spec.InitContainers) != 0 {
 		t.Fatalf("the Bitnami-era StatefulSet was changed: image %s, init containers %v", img, sts.Spec.Template.Spec.InitContainers)
 	}
-	// A current cluster says it needs nothing.
+	// A current cluster has no such condition.
 	current := createDB(t, ns, "current", v1beta1.PostgreSQL, nil)
-	testutil.WaitFor(t, env.Client, client.ObjectKeyFromObject(current), live, "MigrationNeeded False", func(d *v1beta1.DatabaseCluster) error {
-		if c := condition(d, database.ConditionMigrationNeeded); c == nil || c.Status != metav1.ConditionFalse {
-			return fmt.Errorf("MigrationNeeded %+v", c)
+	testutil.WaitFor(t, env.Client, client.ObjectKeyFromObject(current), live, "a current cluster reconciled", func(d *v1beta1.DatabaseCluster) error {
+		if d.Status.ObservedGeneration == 0 {
+			return fmt.Errorf("not reconciled yet")
+		}
+		if c := condition(d, database.ConditionMigrationNeeded); c != nil {
+			return fmt.Errorf("MigrationNeeded %+v on a current cluster", c)
 		}
 		return nil
 	})
