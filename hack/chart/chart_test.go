@@ -751,3 +751,18 @@ func sameJSON(a, b any) bool {
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
+
+// With crds.keep, what an uninstall leaves is said at install: the conversion webhook of
+// the kept CRD, and the portal's users with their bindings.
+func TestNotesSayWhatUninstallLeaves(t *testing.T) {
+	files, err := renderFiles(chartPath, namespace, map[string]any{"portal": map[string]any{"enabled": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := files["mooring/templates/NOTES.txt"]
+	for _, want := range []string{"conversion webhook then points at the deleted Service", "kubectl delete users.portal.mooring.dev --all"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("NOTES.txt does not say %q:\n%s", want, notes)
+		}
+	}
+}
