@@ -165,6 +165,7 @@ type RestoredFromStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:categories=mooring,shortName=dbc
+// +kubebuilder:deprecatedversion:warning="mooring.dev/v1alpha1 DatabaseCluster is deprecated and will be removed in a future release; use mooring.dev/v1beta1"
 // +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=`.spec.engine`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -210,7 +211,9 @@ func index(t *testing.T, objs []*unstructured.Unstructured, fromChart bool) map[
 	return out
 }
 
-// TestLintStrict is `helm lint --strict` with several value sets.
+// TestLintStrict is `helm lint --strict` with several value sets. (Lint renders in lint
+// mode, where a template's fail is only logged: the capability checks of validate.yaml
+// do not stop it.)
 func TestLintStrict(t *testing.T) {
 	for name, vals := range valueSets() {
 		l := action.NewLint()
@@ -247,6 +250,8 @@ func valueSets() map[string]map[string]any {
 				"portalFrom":  []any{map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "ingress-nginx"}}}},
 			},
 			"metrics": map[string]any{
+				"readerSubjects": []any{map[string]any{"kind": "ServiceAccount", "name": "prometheus-kube-prometheus-prometheus", "namespace": "monitoring"},
+					map[string]any{"kind": "Group", "name": "metrics-scrapers"}},
 				"serviceMonitor": map[string]any{"enabled": true, "interval": "1m", "labels": map[string]any{"release": "prometheus"}},
 				"prometheusRule": map[string]any{"enabled": true, "labels": map[string]any{"release": "prometheus"}},
 				"dashboards":     map[string]any{"enabled": true, "namespace": "grafana", "labels": map[string]any{"team": "platform"}},
@@ -307,6 +312,14 @@ func TestSchemaRejectsWrongValues(t *testing.T) {
 		"portal arg":       {map[string]any{"portal": map[string]any{"extraArgs": []any{"log-level=debug"}}}, "extraArgs"},
 		"portal proxy":     {map[string]any{"portal": map[string]any{"trustedProxies": []any{"ingress.example.com"}}}, "trustedProxies"},
 		"env name":         {map[string]any{"env": []any{map[string]any{"value": "x"}}}, "env"},
+		"reader kind":      {map[string]any{"metrics": map[string]any{"readerSubjects": []any{map[string]any{"kind": "Robot", "name": "x"}}}}, "readerSubjects"},
+		"reader without namespace": {map[string]any{"metrics": map[string]any{"readerSubjects": []any{
+			map[string]any{"kind": "ServiceAccount", "name": "prometheus"}}}}, "readerSubjects"},
+		"user with namespace": {map[string]any{"metrics": map[string]any{"readerSubjects": []any{
+			map[string]any{"kind": "User", "name": "jane", "namespace": "monitoring"}}}}, "readerSubjects"},
+		"spread":                  {map[string]any{"spreadAcrossNodes": "yes"}, "spreadAcrossNodes"},
+		"portal pdb":              {map[string]any{"portal": map[string]any{"podDisruptionBudget": map[string]any{"enable": true}}}, "enable"},
+		"topology spread entries": {map[string]any{"topologySpreadConstraints": map[string]any{"maxSkew": 1}}, "topologySpreadConstraints"},
 	}
 	for name, tc := range tests {
 		_, err := render(chartPath, namespace, tc.vals)
@@ -323,16 +336,27 @@ func TestValuesThatCannotWorkFail(t *testing.T) {
 	tests := map[string]struct {
 		vals map[string]any
 		want string
+		// apis are the API versions the cluster serves besides the built-in ones.
+		apis []string
 	}{
 		// MooringOperatorDown is absent(up{job="mooring-metrics-service"} == 1): with
 		// nothing scraping the operator it fires forever.
 		"rules without the ServiceMonitor": {map[string]any{"metrics": map[string]any{"prometheusRule": rule}},
-			"metrics.prometheusRule.enabled needs metrics.enabled and metrics.serviceMonitor.enabled"},
+			"metrics.prometheusRule.enabled needs metrics.enabled and metrics.serviceMonitor.enabled", thirdPartyAPIs},
 		"rules without metrics": {map[string]any{"metrics": map[string]any{"enabled": false, "prometheusRule": rule,
-			"serviceMonitor": map[string]any{"enabled": true}}}, "MooringOperatorDown"},
+			"serviceMonitor": map[string]any{"enabled": true}}}, "MooringOperatorDown", thirdPartyAPIs},
+		// Rather than Helm's "no matches for kind ServiceMonitor".
+		"ServiceMonitor without prometheus-operator": {map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}},
+			"metrics.serviceMonitor.enabled needs prometheus-operator's CRDs (ServiceMonitor, PrometheusRule: monitoring.coreos.com/v1), which this cluster does not serve. Install them first (kube-prometheus-stack, or the prometheus-operator-crds chart), or set metrics.serviceMonitor.enabled=false.", []string{"cert-manager.io/v1"}},
+		"rules without prometheus-operator": {map[string]any{"metrics": map[string]any{"prometheusRule": rule, "serviceMonitor": map[string]any{"enabled": true}}},
+			"or set metrics.serviceMonitor.enabled=false and metrics.prometheusRule.enabled=false.", nil},
+		"cert-manager mode without cert-manager": {map[string]any{"webhook": map[string]any{"certManagement": "cert-manager"}},
+			"webhook.certManagement=cert-manager needs cert-manager (Issuer, Certificate: cert-manager.io/v1), which this cluster does not serve", []string{"monitoring.coreos.com/v1"}},
+		"readers without metrics": {map[string]any{"metrics": map[string]any{"enabled": false,
+			"readerSubjects": []any{map[string]any{"kind": "Group", "name": "scrapers"}}}}, "metrics.readerSubjects needs metrics.enabled", nil},
 	}
 	for name, tc := range tests {
-		_, err := render(chartPath, namespace, tc.vals)
+		_, err := renderOn(chartPath, namespace, tc.vals, tc.apis...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, tc.want)
 		}
@@ -486,6 +510,11 @@ func checkRender(t *testing.T, out string) {
 		t.Fatal(err)
 	}
 	for _, u := range objs {
+		// A key with nothing under it ("annotations:") is null, which the API server's
+		// schema refuses (or drops, so that a diff never settles).
+		for _, path := range nullFields(u.Object, "") {
+			t.Errorf("%s %s: %s is null", u.GetKind(), u.GetName(), path)
+		}
 		if u.GetKind() != "Deployment" {
 			continue
 		}
@@ -556,6 +585,184 @@ func TestNotesWarnWhenCRDsGoWithTheRelease(t *testing.T) {
 		}
 		if got := strings.Contains(notes, "WARNING: crds.keep is false"); got != warn {
 			t.Errorf("crds.keep=%v: warning shown %v, want %v:\n%s", keep, got, warn, notes)
+		}
+	}
+}
+
+// nullFields returns the paths of the null values in v.
+func nullFields(v any, path string) []string {
+	var out []string
+	switch t := v.(type) {
+	case nil:
+		return []string{path}
+	case map[string]any:
+		for k, e := range t {
+			out = append(out, nullFields(e, path+"."+k)...)
+		}
+	case []any:
+		for i, e := range t {
+			out = append(out, nullFields(e, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+	}
+	return out
+}
+
+// renderObjects renders the chart into namespace with vals and decodes it.
+func renderObjects(t *testing.T, vals map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := render(chartPath, namespace, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decode([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// find returns the rendered object of kind and name, or nil.
+func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, u := range objs {
+		if u.GetKind() == kind && u.GetName() == name {
+			return u
+		}
+	}
+	return nil
+}
+
+// Two or more operator replicas are spread over nodes where the scheduler can (the
+// webhooks fail closed: a node with every replica takes them all away); one replica, or
+// spreadAcrossNodes false, gets no such rule; the user's podAntiAffinity and
+// topologySpreadConstraints win over the chart's.
+func TestOperatorReplicasSpreadOverNodes(t *testing.T) {
+	hostname := map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "mooring"}}
+	wantAnti := map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+		"weight": int64(100), "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname", "labelSelector": hostname}}}}
+	wantSpread := []any{map[string]any{"maxSkew": int64(1), "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+		"labelSelector": hostname, "matchLabelKeys": []any{"pod-template-hash"}}}
+	nodeAffinity := map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": []any{
+		map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/os", "operator": "In", "values": []any{"linux"}}}}}}}
+	ownAnti := map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+		"topologyKey": "topology.kubernetes.io/zone", "labelSelector": hostname}}}
+	ownSpread := []any{map[string]any{"maxSkew": int64(2), "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": hostname}}
+	for name, tc := range map[string]struct {
+		vals           map[string]any
+		affinity       map[string]any
+		spread         []any
+		hasAffinity    bool
+		hasConstraints bool
+	}{
+		"default, 2 replicas":   {map[string]any{}, map[string]any{"podAntiAffinity": wantAnti}, wantSpread, true, true},
+		"3 replicas":            {map[string]any{"replicas": 3}, map[string]any{"podAntiAffinity": wantAnti}, wantSpread, true, true},
+		"1 replica":             {map[string]any{"replicas": 1}, nil, nil, false, false},
+		"spreadAcrossNodes off": {map[string]any{"spreadAcrossNodes": false}, nil, nil, false, false},
+		"node affinity kept": {map[string]any{"affinity": map[string]any{"nodeAffinity": nodeAffinity}},
+			map[string]any{"nodeAffinity": nodeAffinity, "podAntiAffinity": wantAnti}, wantSpread, true, true},
+		"own rules win": {map[string]any{"affinity": map[string]any{"podAntiAffinity": ownAnti}, "topologySpreadConstraints": ownSpread},
+			map[string]any{"podAntiAffinity": ownAnti}, ownSpread, true, true},
+		"own rules with one replica": {map[string]any{"replicas": 1, "affinity": map[string]any{"podAntiAffinity": ownAnti}, "topologySpreadConstraints": ownSpread},
+			map[string]any{"podAntiAffinity": ownAnti}, ownSpread, true, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := find(renderObjects(t, tc.vals), "Deployment", "mooring-controller-manager")
+			if d == nil {
+				t.Fatal("no operator Deployment")
+			}
+			affinity, hasAffinity, _ := unstructured.NestedMap(d.Object, "spec", "template", "spec", "affinity")
+			spread, hasConstraints, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "topologySpreadConstraints")
+			if hasAffinity != tc.hasAffinity || !sameJSON(affinity, tc.affinity) {
+				t.Errorf("affinity %v, want %v", affinity, tc.affinity)
+			}
+			if hasConstraints != tc.hasConstraints || !sameJSON(spread, tc.spread) {
+				t.Errorf("topologySpreadConstraints %v, want %v", spread, tc.spread)
+			}
+		})
+	}
+}
+
+// The portal's replicas get a PodDisruptionBudget as the operator's do: one may go at a
+// time, and none with a single replica (it would block every drain).
+func TestPortalPodDisruptionBudget(t *testing.T) {
+	for name, tc := range map[string]struct {
+		portal map[string]any
+		want   bool
+	}{
+		"2 replicas": {map[string]any{"enabled": true}, true},
+		"3 replicas": {map[string]any{"enabled": true, "replicas": 3}, true},
+		"1 replica":  {map[string]any{"enabled": true, "replicas": 1}, false},
+		"off":        {map[string]any{"enabled": true, "podDisruptionBudget": map[string]any{"enabled": false}}, false},
+		"no portal":  {map[string]any{"enabled": false}, false},
+		"release ns": {map[string]any{"enabled": true, "namespace": ""}, true},
+	} {
+		objs := renderObjects(t, map[string]any{"portal": tc.portal})
+		pdb := find(objs, "PodDisruptionBudget", "mooring-portal")
+		if (pdb != nil) != tc.want {
+			t.Errorf("%s: portal PodDisruptionBudget rendered %v, want %v", name, pdb != nil, tc.want)
+			continue
+		}
+		if pdb == nil {
+			continue
+		}
+		d := find(objs, "Deployment", "mooring-portal")
+		sel, _, _ := unstructured.NestedMap(pdb.Object, "spec", "selector")
+		want, _, _ := unstructured.NestedMap(d.Object, "spec", "selector")
+		if !reflect.DeepEqual(sel, want) || pdb.GetNamespace() != d.GetNamespace() {
+			t.Errorf("%s: PodDisruptionBudget %s/%v does not select the portal's pods (%s/%v)", name, pdb.GetNamespace(), sel, d.GetNamespace(), want)
+		}
+		if v, _, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "maxUnavailable"); !sameJSON(v, 1) {
+			t.Errorf("%s: maxUnavailable %v, want 1", name, v)
+		}
+	}
+}
+
+// metrics.readerSubjects are bound to the ClusterRole mooring-metrics-reader; no binding
+// without them.
+func TestMetricsReaderSubjects(t *testing.T) {
+	if crb := find(renderObjects(t, nil), "ClusterRoleBinding", "mooring-metrics-reader"); crb != nil {
+		t.Error("a ClusterRoleBinding mooring-metrics-reader without metrics.readerSubjects")
+	}
+	subjects := []any{
+		map[string]any{"kind": "ServiceAccount", "name": "prometheus", "namespace": "monitoring"},
+		map[string]any{"kind": "User", "name": "scraper@example.com"},
+	}
+	crb := find(renderObjects(t, map[string]any{"metrics": map[string]any{"readerSubjects": subjects}}), "ClusterRoleBinding", "mooring-metrics-reader")
+	if crb == nil {
+		t.Fatal("no ClusterRoleBinding mooring-metrics-reader")
+	}
+	ref, _, _ := unstructured.NestedMap(crb.Object, "roleRef")
+	if want := map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "mooring-metrics-reader"}; !reflect.DeepEqual(ref, want) {
+		t.Errorf("roleRef %v, want %v", ref, want)
+	}
+	got, _, _ := unstructured.NestedSlice(crb.Object, "subjects")
+	want := []any{
+		map[string]any{"kind": "ServiceAccount", "name": "prometheus", "namespace": "monitoring"},
+		map[string]any{"kind": "User", "name": "scraper@example.com", "apiGroup": "rbac.authorization.k8s.io"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("subjects %v, want %v", got, want)
+	}
+}
+
+// sameJSON reports whether a and b marshal to the same JSON (decoded numbers are
+// float64, literals int).
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// With crds.keep, what an uninstall leaves is said at install: the conversion webhook of
+// the kept CRD, and the portal's users with their bindings.
+func TestNotesSayWhatUninstallLeaves(t *testing.T) {
+	files, err := renderFiles(chartPath, namespace, map[string]any{"portal": map[string]any{"enabled": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := files["mooring/templates/NOTES.txt"]
+	for _, want := range []string{"conversion webhook then points at the deleted Service", "kubectl delete users.portal.mooring.dev --all"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("NOTES.txt does not say %q:\n%s", want, notes)
 		}
 	}
 }

@@ -39,9 +39,12 @@ const (
 	extraLabelsKey             = "mooring.dev/helm-extra-labels"
 	crdAnnotationsKey          = "mooring.dev/helm-crd-annotations"
 	caInjectionKey             = "mooring.dev/helm-ca-injection"
-	placeholderValue           = "placeholder"
-	conversionCRDName          = "databaseclusters.mooring.dev"
-	webhookConfigKinds         = "MutatingWebhookConfiguration ValidatingWebhookConfiguration"
+	// annotationsKey stands in metadata for an annotations map made only of includes,
+	// which may all render empty: the map is then left out, never rendered null.
+	annotationsKey     = "mooring.dev/helm-annotations"
+	placeholderValue   = "placeholder"
+	conversionCRDName  = "databaseclusters.mooring.dev"
+	webhookConfigKinds = "MutatingWebhookConfiguration ValidatingWebhookConfiguration"
 )
 
 // placeholders maps each placeholder to the template action that replaces it.
@@ -182,7 +185,28 @@ func (src source) template(u *unstructured.Unstructured) ([]byte, error) {
 	if u.GetName() == conversionCRDName || strings.Contains(webhookConfigKinds, u.GetKind()) {
 		annotations[caInjectionKey] = placeholderValue
 	}
-	if len(annotations) > 0 {
+	// includes are the helpers that render the annotations of placeholder keys.
+	includes := map[string]string{
+		crdAnnotationsKey: `include "mooring.crdAnnotations" .`,
+		caInjectionKey:    `include "mooring.caInjection" .`,
+	}
+	var only []string // the includes, when the annotations are nothing else
+	for k := range annotations {
+		inc, ok := includes[k]
+		if !ok {
+			only = nil
+			break
+		}
+		only = append(only, inc)
+	}
+	sort.Strings(only)
+	switch {
+	case len(only) > 0:
+		unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
+		if err := unstructured.SetNestedField(u.Object, placeholderValue, "metadata", annotationsKey); err != nil {
+			return nil, err
+		}
+	case len(annotations) > 0:
 		u.SetAnnotations(annotations)
 	}
 	data, err := yaml.Marshal(u.Object)
@@ -196,6 +220,12 @@ func (src source) template(u *unstructured.Unstructured) ([]byte, error) {
 	text = replaceLine(text, crdAnnotationsKey, `{{- include "mooring.crdAnnotations" . | nindent 4 }}`)
 	text = replaceLine(text, caInjectionKey, `{{- include "mooring.caInjection" . | nindent 4 }}`)
 	text = replaceLine(text, portalSchedulingKey, portalScheduling)
+	if len(only) > 0 {
+		// "annotations:" with nothing under it would be null, which the API server's
+		// schema (and kubeconform) refuse.
+		text = strings.ReplaceAll(text, "\n  "+annotationsKey+": "+placeholderValue+"\n",
+			"\n  {{- with list ("+strings.Join(only, ") (")+") | join \"\\n\" | trim }}\n  annotations:\n    {{- . | nindent 4 }}\n  {{- end }}\n")
+	}
 	text = strings.ReplaceAll(text, "        - "+portalArgsPlaceholder+"\n", "        "+portalArgs+"\n")
 	condition := ""
 	switch {

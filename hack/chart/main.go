@@ -3,6 +3,7 @@
 //
 //	go run ./hack/chart generate   # rewrite charts/mooring/templates/generated from kustomize
 //	go run ./hack/chart package    # bin/mooring-<version>.tgz
+//	go run ./hack/chart crds       # other projects' CRDs for the tests (thirdparty.go)
 //
 // Everything config/default installs except the Namespace (helm install --namespace) and
 // the operator's Deployment and PDB (hand-written templates, because most values shape
@@ -24,7 +25,7 @@ import (
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: chart generate|package")
+		fmt.Fprintln(os.Stderr, "usage: chart generate|package|crds")
 		os.Exit(2)
 	}
 	root, err := filepath.Abs(".")
@@ -45,6 +46,8 @@ func runCommand(root, cmd string) error {
 			return err
 		}
 		return writeGenerated(root, files)
+	case "crds":
+		return generateThirdPartyCRDs(root)
 	case "package":
 		p := action.NewPackage()
 		p.Destination = filepath.Join(root, "bin")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,10 +13,22 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 )
 
-// render renders the chart in dir as `helm template` would for an install into ns, with
-// the schema checked, and returns the manifests in file order.
+// thirdPartyAPIs are the API versions of other projects' CRDs the chart's options use:
+// prometheus-operator's (metrics.serviceMonitor, metrics.prometheusRule) and
+// cert-manager's (webhook.certManagement=cert-manager).
+var thirdPartyAPIs = []string{"monitoring.coreos.com/v1", "cert-manager.io/v1"}
+
+// render renders the chart in dir as `helm template --api-versions ...` would for an
+// install into ns on a cluster that serves thirdPartyAPIs, with the schema checked, and
+// returns the manifests in file order.
 func render(dir, ns string, values map[string]any) (string, error) {
-	files, err := renderFiles(dir, ns, values)
+	return renderOn(dir, ns, values, thirdPartyAPIs...)
+}
+
+// renderOn renders as render does on a cluster that serves the built-in API versions
+// and apiVersions.
+func renderOn(dir, ns string, values map[string]any, apiVersions ...string) (string, error) {
+	files, err := renderFiles(dir, ns, values, apiVersions...)
 	if err != nil {
 		return "", err
 	}
@@ -33,13 +46,16 @@ func render(dir, ns string, values map[string]any) (string, error) {
 	return b.String(), nil
 }
 
-// renderFiles renders every template of the chart in dir, NOTES.txt included, by path.
-func renderFiles(dir, ns string, values map[string]any) (map[string]string, error) {
+// renderFiles renders every template of the chart in dir, NOTES.txt included, by path,
+// on a cluster that serves the built-in API versions and apiVersions.
+func renderFiles(dir, ns string, values map[string]any, apiVersions ...string) (map[string]string, error) {
 	ch, err := loader.Load(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load chart %s: %w", dir, err)
 	}
-	vals, err := chartutil.ToRenderValues(ch, values, common.ReleaseOptions{Name: "mooring", Namespace: ns, IsInstall: true, Revision: 1}, nil)
+	caps := *common.DefaultCapabilities
+	caps.APIVersions = append(slices.Clone(common.DefaultVersionSet), apiVersions...)
+	vals, err := chartutil.ToRenderValues(ch, values, common.ReleaseOptions{Name: "mooring", Namespace: ns, IsInstall: true, Revision: 1}, &caps)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,8 @@ const (
 	// The portal's own namespace is the chart's to create only when it is not the
 	// release's, which helm creates or the user made.
 	portalNSCondition = "and .Values.portal.enabled .Values.portal.namespace (ne .Values.portal.namespace .Release.Namespace)"
+	// The portal's PodDisruptionBudget, as the operator's: only while a replica may go.
+	portalPDBCondition = "and .Values.portal.enabled .Values.portal.podDisruptionBudget.enabled (gt (int .Values.portal.replicas) 1)"
 )
 
 // sources are everything the chart installs but the operator's Deployment and PDB.
@@ -92,6 +94,9 @@ var sources = []source{
 		condition: func(u *unstructured.Unstructured) string {
 			if isPortalNamespace(u) {
 				return portalNSCondition
+			}
+			if u.GetKind() == "PodDisruptionBudget" {
+				return portalPDBCondition
 			}
 			return portalCondition
 		},
