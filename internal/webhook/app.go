@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
@@ -17,18 +18,53 @@ import (
 // +kubebuilder:webhook:path=/validate-mooring-dev-v1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=apps,verbs=create;update,versions=v1,name=vapp-v1.mooring.dev,admissionReviewVersions=v1
 
 // AppValidator checks what the App's schema cannot: that the image is a valid reference,
-// that the environment and resources make a valid container, and that the pod security
-// context does not undo the restrictions Mooring's pods run with.
-type AppValidator struct{}
-
-// ValidateCreate checks a new App.
-func (AppValidator) ValidateCreate(_ context.Context, app *mooringv1.App) (admission.Warnings, error) {
-	return appWarnings(app), validateApp(app)
+// that the environment and resources make a valid container, that the pod security
+// context does not undo the restrictions Mooring's pods run with nor ask for more than the
+// namespace's Pod Security level allows, and that the requesting user may read every
+// Secret and ConfigMap the App's pods would read.
+type AppValidator struct {
+	// Reader looks up the namespace's Pod Security level and the services the bindings
+	// name; Setup gives it the manager's API reader (no cache: labels and rights change).
+	Reader client.Reader
+	// Reviewer creates the SubjectAccessReviews for the requesting user.
+	Reviewer Reviewer
 }
 
-// ValidateUpdate checks a changed App.
-func (AppValidator) ValidateUpdate(_ context.Context, old, app *mooringv1.App) (admission.Warnings, error) {
-	return appWarnings(app), validateAppUpdate(old, app)
+// ValidateCreate checks a new App.
+func (v AppValidator) ValidateCreate(ctx context.Context, app *mooringv1.App) (admission.Warnings, error) {
+	return v.ValidateUpdate(ctx, nil, app)
+}
+
+// ValidateUpdate checks a changed App; old is nil on create.
+func (v AppValidator) ValidateUpdate(ctx context.Context, old, app *mooringv1.App) (admission.Warnings, error) {
+	errs, err := v.requesterErrors(ctx, old, app)
+	if err != nil {
+		return nil, err
+	}
+	return appWarnings(app), validateAppUpdate(old, app, errs...)
+}
+
+// requesterErrors are what the App asks of Mooring that the request may not have: a
+// Secret or ConfigMap the requesting user may not get, a pod security setting the
+// namespace's Pod Security level forbids. On an update, only what the change adds.
+func (v AppValidator) requesterErrors(ctx context.Context, old, app *mooringv1.App) (field.ErrorList, error) {
+	errs, err := podSecurityErrors(ctx, v.Reader, old, app)
+	if err != nil {
+		return nil, err
+	}
+	var had []objectRef
+	if old != nil {
+		had = appReferences(old)
+	}
+	refs, err := resolveBindings(ctx, v.Reader, app.Namespace, newReferences(appReferences(app), had))
+	if err != nil {
+		return nil, err
+	}
+	denied, err := checkReferences(ctx, v.Reviewer, app.Namespace, refs)
+	if err != nil {
+		return nil, err
+	}
+	return append(errs, denied...), nil
 }
 
 // appWarnings are what the App may mean to do but will likely not work as written. They
@@ -66,16 +102,17 @@ func (AppValidator) ValidateDelete(context.Context, *mooringv1.App) (admission.W
 	return nil, nil
 }
 
-// validateApp checks a new App.
+// validateApp checks a new App's own fields.
 func validateApp(app *mooringv1.App) error { return validateAppUpdate(nil, app) }
 
-// validateAppUpdate checks app; on an update, old is the App before it (nil on create).
+// validateAppUpdate checks app; on an update, old is the App before it (nil on create);
+// more are errors found elsewhere.
 // The checks added after Apps could be stored without them ratchet: what the children
 // would not take, and what the baseline Pod Security Standard forbids. An App stored
 // before they existed is not refused every change for a value it already had (its child
 // has been failing, or its pods running, with it since), only for a new one.
-func validateAppUpdate(old, app *mooringv1.App) error {
-	var errs field.ErrorList
+func validateAppUpdate(old, app *mooringv1.App, more ...*field.Error) error {
+	errs := append(field.ErrorList{}, more...)
 	if _, err := reference.ParseNormalizedNamed(app.Spec.Image); err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "image"), app.Spec.Image,
 			"must be an image reference such as nginx:1.27 or registry.example.com/team/api@sha256:<digest>: "+err.Error()))

@@ -19,17 +19,30 @@ import (
 // 11-character suffix to name its Jobs, which must stay within 63 characters.
 const MaxBackupNameLength = mooringv1.MaxBackupNameLength
 
-// BackupValidator checks what the Backup's schema cannot: that the schedule parses.
-type BackupValidator struct{}
-
-// ValidateCreate checks a new Backup.
-func (BackupValidator) ValidateCreate(_ context.Context, b *mooringv1.Backup) (admission.Warnings, error) {
-	return nil, validateBackup(b)
+// BackupValidator checks what the Backup's schema cannot: that the schedule parses, and
+// that the requesting user may get the DatabaseCluster it dumps and the claim it writes to.
+type BackupValidator struct {
+	// Reviewer creates the SubjectAccessReviews for the requesting user.
+	Reviewer Reviewer
 }
 
-// ValidateUpdate checks a changed Backup.
-func (BackupValidator) ValidateUpdate(_ context.Context, _, b *mooringv1.Backup) (admission.Warnings, error) {
-	return nil, validateBackup(b)
+// ValidateCreate checks a new Backup.
+func (v BackupValidator) ValidateCreate(ctx context.Context, b *mooringv1.Backup) (admission.Warnings, error) {
+	return v.ValidateUpdate(ctx, nil, b)
+}
+
+// ValidateUpdate checks a changed Backup (old nil on create). References the Backup
+// already had are not checked again (newReferences).
+func (v BackupValidator) ValidateUpdate(ctx context.Context, old, b *mooringv1.Backup) (admission.Warnings, error) {
+	var had []objectRef
+	if old != nil {
+		had = backupReferences(old)
+	}
+	denied, err := checkReferences(ctx, v.Reviewer, b.Namespace, newReferences(backupReferences(b), had))
+	if err != nil {
+		return nil, err
+	}
+	return nil, validateBackup(b, denied...)
 }
 
 // ValidateDelete allows every deletion; the cleanup finalizer does what the policy says.
@@ -37,8 +50,8 @@ func (BackupValidator) ValidateDelete(context.Context, *mooringv1.Backup) (admis
 	return nil, nil
 }
 
-func validateBackup(b *mooringv1.Backup) error {
-	var errs field.ErrorList
+func validateBackup(b *mooringv1.Backup, more ...*field.Error) error {
+	errs := append(field.ErrorList{}, more...)
 	if err := ValidateSchedule(b.Spec.Schedule); err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "schedule"), b.Spec.Schedule, err.Error()))
 	}

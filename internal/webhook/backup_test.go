@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -28,7 +27,7 @@ func TestValidateBackup(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			b := &mooringv1.Backup{ObjectMeta: metav1.ObjectMeta{Name: tt.name}, Spec: mooringv1.BackupSpec{Schedule: tt.schedule}}
-			_, err := BackupValidator{}.ValidateCreate(context.Background(), b)
+			_, err := BackupValidator{Reviewer: allowAll}.ValidateCreate(asUser("alice"), b)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Errorf("rejected: %v", err)

@@ -60,6 +60,9 @@ type DatabaseClusterValidator struct {
 	// manager's API reader, which reads from the API server: the cache might not have a
 	// Backup created a moment before the cluster yet.
 	Reader client.Reader
+	// Reviewer creates the SubjectAccessReviews that check the requesting user may get
+	// the credentials Secret spec.secretName names and the Backup spec.bootstrap names.
+	Reviewer Reviewer
 }
 
 // ValidateCreate checks a new cluster, and the Backup it is to be restored from.
@@ -68,7 +71,11 @@ func (v DatabaseClusterValidator) ValidateCreate(ctx context.Context, db *v1beta
 	if err != nil {
 		return nil, err
 	}
-	return nil, validateDatabaseCluster(db, bootstrapErrs...)
+	denied, err := checkReferences(ctx, v.Reviewer, db.Namespace, databaseClusterReferences(db))
+	if err != nil {
+		return nil, err
+	}
+	return nil, validateDatabaseCluster(db, append(bootstrapErrs, denied...)...)
 }
 
 // validateBootstrap checks, at creation, the Backup spec.bootstrap.backup names: that it
@@ -117,8 +124,14 @@ func (v DatabaseClusterValidator) validateBootstrap(ctx context.Context, db *v1b
 // secretName or deletionPolicy, which it carries in the conversion annotation) reaches the
 // API server's storage without them. This webhook sees every version's request converted
 // to v1beta1, so it applies the same rules, with the same messages, whatever the version.
-func (DatabaseClusterValidator) ValidateUpdate(ctx context.Context, old, db *v1beta1.DatabaseCluster) (admission.Warnings, error) {
-	return nil, invalid(db, validateDatabaseClusterUpdate(old, db, requestVersion(ctx)))
+// References the cluster already had are not checked again (newReferences).
+func (v DatabaseClusterValidator) ValidateUpdate(ctx context.Context, old, db *v1beta1.DatabaseCluster) (admission.Warnings, error) {
+	denied, err := checkReferences(ctx, v.Reviewer, db.Namespace,
+		newReferences(databaseClusterReferences(db), databaseClusterReferences(old)))
+	if err != nil {
+		return nil, err
+	}
+	return nil, invalid(db, append(validateDatabaseClusterUpdate(old, db, requestVersion(ctx)), denied...))
 }
 
 // requestVersion is the API version the client wrote in (the webhook is sent every

@@ -219,7 +219,7 @@ func TestValidateCreateBootstrap(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := (DatabaseClusterValidator{Reader: reader}).ValidateCreate(context.Background(), tt.db)
+			_, err := (DatabaseClusterValidator{Reader: reader, Reviewer: allowAll}).ValidateCreate(asUser("alice"), tt.db)
 			switch {
 			case tt.want == nil && err != nil:
 				t.Fatalf("rejected: %v", err)
@@ -239,7 +239,7 @@ func TestValidateCreateBootstrap(t *testing.T) {
 	// The field errors come together with the cluster's others.
 	db := bootstrapped(v1beta1.MariaDB, "nightly", "")
 	db.Spec.Version = "10.6"
-	_, err := (DatabaseClusterValidator{Reader: reader}).ValidateCreate(context.Background(), db)
+	_, err := (DatabaseClusterValidator{Reader: reader, Reviewer: allowAll}).ValidateCreate(asUser("alice"), db)
 	if err == nil || !strings.Contains(err.Error(), "spec.version") || !strings.Contains(err.Error(), "spec.bootstrap.backup.name") {
 		t.Fatalf("unsupported version and missing Backup = %v, want both", err)
 	}
@@ -275,7 +275,7 @@ func TestValidateUpdateBootstrapImmutable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			db := old.DeepCopy()
 			change(db)
-			_, err := (DatabaseClusterValidator{}).ValidateUpdate(context.Background(), old, db)
+			_, err := (DatabaseClusterValidator{Reviewer: allowAll}).ValidateUpdate(asUser("alice"), old, db)
 			if err == nil || !strings.Contains(err.Error(), "spec.bootstrap") || !strings.Contains(err.Error(), "bootstrap is immutable") {
 				t.Fatalf("update = %v, want spec.bootstrap immutable", err)
 			}
@@ -284,7 +284,7 @@ func TestValidateUpdateBootstrapImmutable(t *testing.T) {
 	plain := cluster(v1beta1.MariaDB, "11.8")
 	added := plain.DeepCopy()
 	added.Spec.Bootstrap = &v1beta1.BootstrapSpec{Backup: &v1beta1.BootstrapBackup{Name: "orders-nightly"}}
-	if _, err := (DatabaseClusterValidator{}).ValidateUpdate(context.Background(), plain, added); err == nil ||
+	if _, err := (DatabaseClusterValidator{Reviewer: allowAll}).ValidateUpdate(asUser("alice"), plain, added); err == nil ||
 		!strings.Contains(err.Error(), "can be set only when the cluster is created") {
 		t.Fatalf("bootstrap added to an existing cluster = %v, want a rejection", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/appsecurity"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -82,7 +83,7 @@ func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 		EnvFrom:         app.Spec.EnvFrom,
 		Env:             env(app, r),
 		Resources:       app.Spec.Resources,
-		SecurityContext: containerSecurityContext(app),
+		SecurityContext: appsecurity.Container(app),
 	}
 	if app.Spec.Port != nil {
 		container.Ports = []corev1.ContainerPort{{Name: portName, ContainerPort: *app.Spec.Port, Protocol: corev1.ProtocolTCP}}
@@ -108,7 +109,7 @@ func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 		ObjectMeta: metav1.ObjectMeta{Labels: engine.Labels(Component, app.Name)},
 		Spec: corev1.PodSpec{
 			Containers:      []corev1.Container{container},
-			SecurityContext: podSecurityContext(app),
+			SecurityContext: appsecurity.Pod(app),
 			// The App's pods do not talk to the API server unless the image says so.
 			AutomountServiceAccountToken: ptr.To(false),
 			Volumes:                      bindingVolumes(r),
@@ -144,58 +145,6 @@ func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 		spreadAndRollSafely(d)
 	}
 	return d
-}
-
-// containerSecurityContext meets the restricted Pod Security Standard: no privilege
-// escalation, every capability dropped, and the runtime's seccomp profile. The App cannot
-// loosen the first (spec.securityContext is the pod's, which has no such field); a seccomp
-// profile it names in spec.securityContext wins, so the container does not repeat
-// RuntimeDefault then (a container's profile overrides the pod's). An App that opts out of
-// running as non-root (runsAsRoot) keeps the runtime's default capabilities: images written
-// to start as root (nginx, httpd) switch user and bind low ports with them, and such a pod
-// is outside the restricted standard already.
-func containerSecurityContext(app *mooringv1.App) *corev1.SecurityContext {
-	sc := &corev1.SecurityContext{
-		AllowPrivilegeEscalation: ptr.To(false),
-		Privileged:               ptr.To(false),
-	}
-	if !runsAsRoot(app) {
-		sc.Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}
-	}
-	if app.Spec.SecurityContext == nil || app.Spec.SecurityContext.SeccompProfile == nil {
-		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
-	}
-	return sc
-}
-
-// runsAsRoot reports whether the App's security context allows root: runAsNonRoot false,
-// or runAsUser 0 without runAsNonRoot.
-func runsAsRoot(app *mooringv1.App) bool {
-	sc := app.Spec.SecurityContext
-	if sc == nil {
-		return false
-	}
-	if sc.RunAsNonRoot != nil {
-		return !*sc.RunAsNonRoot
-	}
-	return sc.RunAsUser != nil && *sc.RunAsUser == 0
-}
-
-// podSecurityContext is the App's own pod security context, with the restricted Pod
-// Security Standard's defaults for what it leaves unset: the RuntimeDefault seccomp
-// profile, and runAsNonRoot unless it sets runAsNonRoot itself or runs as user 0.
-func podSecurityContext(app *mooringv1.App) *corev1.PodSecurityContext {
-	sc := &corev1.PodSecurityContext{}
-	if app.Spec.SecurityContext != nil {
-		sc = app.Spec.SecurityContext.DeepCopy()
-	}
-	if sc.SeccompProfile == nil {
-		sc.SeccompProfile = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
-	}
-	if sc.RunAsNonRoot == nil && (sc.RunAsUser == nil || *sc.RunAsUser != 0) {
-		sc.RunAsNonRoot = ptr.To(true)
-	}
-	return sc
 }
 
 // env is APP_CONFIG, then the bindings' variables, then the user's, so that the user's
