@@ -28,6 +28,7 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0
 	go.uber.org/zap v1.28.0
 	golang.org/x/crypto v0.58.0
+	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 	golang.org/x/term v0.48.0
 	google.golang.org/protobuf v1.36.12
 	helm.sh/helm/v4 v4.3.2
