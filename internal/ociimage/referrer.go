@@ -140,3 +140,12 @@ func verifiedBlob(p layout.Path, h v1.Hash) ([]byte, error) {
 	}
 	return content, nil
 }
+
+// ReadBlob reads the blob h of the layout in dir and checks that its content has that digest.
+func ReadBlob(dir string, h v1.Hash) ([]byte, error) {
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	return verifiedBlob(p, h)
+}
