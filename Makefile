@@ -42,10 +42,18 @@ plugin-dist: ## Build the kubectl plugin's release archives into dist/ and write
 	@hack/plugin-dist.sh
 
 .PHONY: image
-image: ## Build the operator's and the portal's OCI images without Docker: bin/image/{mooring,mooring-portal} (OCI layouts) and .tar files.
-	go run ./hack/image --package ./cmd/mooring --name mooring --out bin/image $(if $(PLATFORMS),--platforms $(PLATFORMS))
+image: ## Build the operator's and the portal's OCI images without Docker: bin/image/{mooring,mooring-portal} (OCI layouts) and .tar files (VERSION=vX.Y.Z, else git describe).
+	go run ./hack/image --package ./cmd/mooring --name mooring --out bin/image $(if $(PLATFORMS),--platforms $(PLATFORMS)) $(if $(VERSION),--version $(VERSION))
 	go run ./hack/image --package ./cmd/mooring-portal --name mooring-portal --repository ghcr.io/mooringhq/mooring-portal \
-		--description "The Mooring portal, a REST API for Mooring's users, roles and objects" --out bin/image $(if $(PLATFORMS),--platforms $(PLATFORMS))
+		--description "The Mooring portal, a REST API for Mooring's users, roles and objects" --out bin/image $(if $(PLATFORMS),--platforms $(PLATFORMS)) $(if $(VERSION),--version $(VERSION))
+
+RELEASE_DIR ?= dist/release
+
+.PHONY: release
+release: ## Build both images for linux/amd64 and linux/arm64 with SBOMs and signed provenance into dist/release (RELEASE_KEY=key.pem required; VERSION=vX.Y.Z, else git describe).
+	@if [ -z "$(RELEASE_KEY)" ]; then echo "make release needs RELEASE_KEY=path/to/key.pem (ed25519 or ECDSA P-256, PEM; a throwaway one: go run ./hack/release keygen key.pem)" >&2; exit 1; fi
+	go run ./hack/release build --key $(RELEASE_KEY) --out $(RELEASE_DIR) $(if $(VERSION),--version $(VERSION)) $(if $(PLATFORMS),--platforms $(PLATFORMS))
+	go run ./hack/release verify --key $(RELEASE_DIR)/release.pub $(RELEASE_DIR)/mooring $(RELEASE_DIR)/mooring-portal
 
 .PHONY: chart
 chart: tools ## Regenerate charts/mooring/templates/generated from config/{default,prometheus,grafana,portal} and package the chart into bin/.

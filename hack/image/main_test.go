@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+
+	"github.com/mooringhq/mooring/internal/release"
 )
 
 // TestImageIsReproducible runs the whole pipeline (go build, image, OCI layout, tarball)
@@ -18,7 +20,8 @@ func TestImageIsReproducible(t *testing.T) {
 	var digests []string
 	for range 2 {
 		out := t.TempDir()
-		if err := run("./testdata/hello", "hello", out, "example.com/hello", "test", "hello", []string{"linux/amd64"}); err != nil {
+		img := release.Image{Name: "hello", Package: "./testdata/hello", Repository: "example.com/hello", Description: "hello"}
+		if err := run(img, "v0.0.0-test", "test", out, []string{"linux/amd64"}); err != nil {
 			t.Fatal(err)
 		}
 		p, err := layout.FromPath(filepath.Join(out, "hello"))

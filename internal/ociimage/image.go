@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -21,6 +22,9 @@ import (
 // NonRoot is the user and group the image runs as (distroless' "nonroot").
 const NonRoot = 65532
 
+// CACertificatesLabel is the config label that says where the image's CA bundle comes from.
+const CACertificatesLabel = "dev.mooring.image.ca-certificates"
+
 // Spec describes one image.
 type Spec struct {
 	// Name is the binary's name; it is installed as /<Name> and is the entrypoint.
@@ -31,7 +35,8 @@ type Spec struct {
 	Platform v1.Platform
 	// Created stamps the config and every file: the commit time, for reproducibility.
 	Created time.Time
-	// Labels become the config's labels (org.opencontainers.image.*).
+	// Labels become the config's labels (org.opencontainers.image.*); Build adds
+	// CACertificatesLabel.
 	Labels map[string]string
 	// Args are default arguments after the entrypoint.
 	Args []string
@@ -75,13 +80,16 @@ func Build(s Spec) (v1.Image, error) {
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture, cf.Variant = s.Platform.OS, s.Platform.Architecture, s.Platform.Variant
 	cf.Created = v1.Time{Time: s.Created}
+	_, caSource := CACertificates()
+	labels := map[string]string{CACertificatesLabel: caSource}
+	maps.Copy(labels, s.Labels)
 	cf.Config = v1.Config{
 		Entrypoint: []string{"/" + s.Name},
 		Cmd:        s.Args,
 		User:       fmt.Sprintf("%d:%d", NonRoot, NonRoot),
 		WorkingDir: "/",
 		Env:        []string{"PATH=/", "HOME=/home/nonroot"},
-		Labels:     s.Labels,
+		Labels:     labels,
 	}
 	img, err = mutate.ConfigFile(img, cf)
 	if err != nil {
@@ -97,10 +105,15 @@ type entry struct {
 	body []byte // nil for a directory
 }
 
-// rootfs is the single layer: the binary and a minimal non-root user environment.
+// rootfs is the single layer: the binary, a minimal non-root user environment and the CA
+// bundle TLS clients (OTLP exporters, for one) verify servers with.
 func rootfs(s Spec) ([]byte, error) {
+	caPEM, _ := CACertificates()
 	entries := []entry{
 		{name: "etc/", mode: 0o755},
+		{name: "etc/ssl/", mode: 0o755},
+		{name: "etc/ssl/certs/", mode: 0o755},
+		{name: CACertificatesPath, mode: 0o644, body: caPEM},
 		{name: "etc/passwd", mode: 0o644, body: fmt.Appendf(nil, "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", NonRoot, NonRoot)},
 		{name: "etc/group", mode: 0o644, body: fmt.Appendf(nil, "root:x:0:\nnonroot:x:%d:\n", NonRoot)},
 		{name: "home/", mode: 0o755},

@@ -2,7 +2,9 @@ package ociimage
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -27,8 +29,13 @@ func Index(images ...v1.Image) (v1.ImageIndex, error) {
 	return idx, nil
 }
 
+// RefNameAnnotation names an index.json entry, as `oci:<dir>:<tag>` references it.
+const RefNameAnnotation = "org.opencontainers.image.ref.name"
+
 // WriteLayout writes idx as an OCI image layout in dir (replacing what was there), its
 // manifest annotated with ref so that tools such as skopeo or crane can push it by name.
+// Every file is mode 0644 and every directory 0755, whatever the umask: the layout is
+// often built by one user and pushed or imported by another.
 func WriteLayout(dir string, idx v1.ImageIndex, ref string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
@@ -38,11 +45,26 @@ func WriteLayout(dir string, idx v1.ImageIndex, ref string) error {
 		return fmt.Errorf("create layout %s: %w", dir, err)
 	}
 	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{
-		"org.opencontainers.image.ref.name": ref,
+		RefNameAnnotation: ref,
 	})); err != nil {
 		return fmt.Errorf("write layout %s: %w", dir, err)
 	}
-	return nil
+	return readableByAll(dir)
+}
+
+// readableByAll sets every file under dir to 0644 and every directory to 0755: go-containerregistry
+// writes blobs through os.CreateTemp (0600) and index.json with os.ModePerm.
+func readableByAll(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		mode := fs.FileMode(0o644)
+		if d.IsDir() {
+			mode = 0o755
+		}
+		return os.Chmod(p, mode)
+	})
 }
 
 // WriteTarball writes img as a `docker load`-able tarball tagged ref (one platform only:
