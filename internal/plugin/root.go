@@ -20,6 +20,7 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1alpha1"
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/version"
 )
 
 // Scheme knows the built-in kinds, CRDs and webhook configurations, and Mooring's API.
@@ -62,7 +63,11 @@ func NewRootCommand(o *Options) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mooring"},
+		Version:       version.String(),
 	}
+	// --version without cobra's -v shorthand, which kubectl users read as verbosity.
+	root.Flags().Bool("version", false, "Print the plugin's version (`version` also asks the operator's).")
+	root.SetVersionTemplate("kubectl-mooring {{.Version}}\n")
 	root.SetIn(o.Streams.In)
 	root.SetOut(o.Streams.Out)
 	root.SetErr(o.Streams.ErrOut)
