@@ -16,6 +16,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1alpha1"
@@ -32,6 +33,8 @@ var Scheme = func() *runtime.Scheme {
 	utilruntime.Must(mooringv1.AddToScheme(s))
 	utilruntime.Must(v1alpha1.AddToScheme(s))
 	utilruntime.Must(v1beta1.AddToScheme(s))
+	// The Gateway API's HTTPRoutes of exposed Apps; registering them needs no CRD.
+	utilruntime.Must(gatewayv1.Install(s))
 	return s
 }()
 

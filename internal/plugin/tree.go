@@ -99,7 +99,8 @@ func (n *Node) addDetails(ds ...*Detail) {
 // kindOrder sorts children: the workload first, then what serves it, then the rest.
 var kindOrder = map[string]int{
 	"Deployment": 0, "StatefulSet": 0, "ReplicaSet": 1, "Pod": 2, "PersistentVolumeClaim": 3,
-	"Service": 4, "ConfigMap": 5, "Secret": 6, "PodDisruptionBudget": 7, "Backup": 8, "CronJob": 9, "Job": 10,
+	"Service": 4, "Ingress": 5, "HTTPRoute": 6, "ConfigMap": 7, "Secret": 8, "PodDisruptionBudget": 9,
+	"HorizontalPodAutoscaler": 10, "Backup": 11, "CronJob": 12, "Job": 13,
 }
 
 // sortChildren orders children by kind, then by name; Jobs newest first.
