@@ -57,9 +57,10 @@ type Condition struct {
 }
 
 // Most conditions are good when True. These are worth a line when True instead: Paused
-// and failures, and Progressing, which is True while a rollout is under way and False
-// once it is done.
-var abnormalWhenTrue = map[string]bool{"Paused": true, "ReplicaFailure": true, "Failed": true, "Progressing": true}
+// and failures, Progressing, which is True while a rollout is under way and False once it
+// is done, and a DatabaseCluster's MigrationNeeded, True while it runs a Bitnami-era
+// StatefulSet Mooring must not change.
+var abnormalWhenTrue = map[string]bool{"Paused": true, "ReplicaFailure": true, "Failed": true, "Progressing": true, "MigrationNeeded": true}
 
 // fromMetaConditions converts the conditions of a Mooring object.
 func fromMetaConditions(conds []metav1.Condition) []Condition {

@@ -409,6 +409,7 @@ func TestTreeNamesMatchTheOperator(t *testing.T) {
 		"backup":           {backupComponent, backupcontroller.Component},
 		"final snapshot":   {snapshotComponent, database.FinalSnapshotClaim(db).Labels[engine.ComponentLabel]},
 		"admin Secret":     {adminSecretName(db.Name), database.AdminSecretName(db)},
+		"migration needed": {"MigrationNeeded", database.ConditionMigrationNeeded},
 	} {
 		if p[0] != p[1] {
 			t.Errorf("%s: plugin %q, operator %q", name, p[0], p[1])
