@@ -30,12 +30,19 @@ manifests: generate ## Generate CRDs, RBAC and webhook configurations from the c
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="$$(hack/operator-rbac-paths.sh)" output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) rbac:roleName=mooring-portal paths=./internal/portal/... output:rbac:artifacts:config=config/portal/rbac
 
+# What every binary reports as its version (--version, the start log line,
+# mooring_build_info, the leader lease): `git describe`, or "dev" outside Git.
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+VERSION_LDFLAGS = -X github.com/mooringhq/mooring/internal/version.Version=$(VERSION) \
+	-X github.com/mooringhq/mooring/internal/version.Revision=$(REVISION)
+
 .PHONY: build
 build: ## Build the operator (bin/mooring), the portal (bin/mooring-portal), the developer command (bin/mooring-dev) and the kubectl plugin (bin/kubectl-mooring).
-	CGO_ENABLED=0 go build -o bin/mooring ./cmd/mooring # static: the local real node's database pods run it as their instance manager
-	go build -o bin/mooring-portal ./cmd/mooring-portal
-	go build -o bin/mooring-dev ./cmd/mooring-dev
-	go build -o bin/kubectl-mooring ./cmd/kubectl-mooring
+	CGO_ENABLED=0 go build -ldflags "$(VERSION_LDFLAGS)" -o bin/mooring ./cmd/mooring # static: the local real node's database pods run it as their instance manager
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/mooring-portal ./cmd/mooring-portal
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/mooring-dev ./cmd/mooring-dev
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/kubectl-mooring ./cmd/kubectl-mooring
 
 .PHONY: plugin-dist
 plugin-dist: ## Build the kubectl plugin's release archives into dist/ and write their sha256 into plugins/mooring.yaml (VERSION=vX.Y.Z).

@@ -7,6 +7,7 @@
 set -euo pipefail
 version=${VERSION:?set VERSION, e.g. VERSION=v0.1.0}
 cd "$(dirname "$0")/.."
+revision=$(git rev-parse HEAD 2>/dev/null || true)
 manifest=plugins/mooring.yaml
 rm -rf dist && mkdir -p dist
 sed -i -e "s/^  version: .*/  version: ${version}/" \
@@ -16,7 +17,7 @@ for platform in $(sed -n 's#.*/kubectl-mooring_\([a-z0-9]*\)_\([a-z0-9]*\)\.tar\
 	os=${platform%/*} arch=${platform#*/}
 	dir=dist/${os}_${arch}
 	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath \
-		-ldflags "-s -w -X github.com/mooringhq/mooring/internal/plugin.Version=${version}" \
+		-ldflags "-s -w -X github.com/mooringhq/mooring/internal/version.Version=${version} -X github.com/mooringhq/mooring/internal/version.Revision=${revision}" \
 		-o "$dir/kubectl-mooring" ./cmd/kubectl-mooring
 	# krew-index wants the license in the archive; the manifest's files: install both.
 	cp LICENSE "$dir/LICENSE"

@@ -5,6 +5,7 @@
 //	mooring-dev up     the same in the background; returns once the operator is ready
 //	mooring-dev down   stop what "up" (or a "run" elsewhere) started
 //	mooring-dev clean  down, then delete the state directory
+//	mooring-dev version  print the version (also --version)
 //
 // The cluster comes from internal/localcluster, unless KUBECONFIG is set and
 // MOORING_CLUSTER is not "local": then the cluster KUBECONFIG points at is used and
@@ -19,6 +20,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/mooringhq/mooring/internal/version"
 )
 
 // config holds the flags shared by all subcommands.
@@ -35,7 +38,7 @@ type config struct {
 	detached bool // set by "up" on the background "run" it starts
 }
 
-const usage = `usage: mooring-dev <run|up|down|clean> [flags]
+const usage = `usage: mooring-dev <run|up|down|clean|version> [flags]
 
   run    start the local cluster, install the CRDs and webhook configurations, run the
          operator (serving the webhooks on localhost), apply the samples; stay in the
@@ -43,6 +46,7 @@ const usage = `usage: mooring-dev <run|up|down|clean> [flags]
   up     the same in the background (log in <state>/logs/dev.log); idempotent
   down   stop a running "up"; fine when nothing runs
   clean  down, then delete the state directory
+  version  print the version (also --version)
 
 KUBECONFIG set and MOORING_CLUSTER != local: use that cluster instead of a local one.
 
@@ -56,6 +60,11 @@ func main() {
 		os.Exit(2)
 	}
 	cmd := os.Args[1]
+	switch cmd {
+	case "version", "-version", "--version":
+		version.Print(os.Stdout, "mooring-dev")
+		return
+	}
 	var cfg config
 	fs := newFlagSet(cmd, &cfg)
 	if err := fs.Parse(os.Args[2:]); err != nil {
@@ -82,7 +91,7 @@ func main() {
 		fs.PrintDefaults()
 		return
 	default:
-		err = fmt.Errorf("unknown command %q (want run, up, down or clean)", cmd)
+		err = fmt.Errorf("unknown command %q (want run, up, down, clean or version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mooring-dev %s: %v\n", cmd, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/mooringhq/mooring/internal/localcluster"
 	"github.com/mooringhq/mooring/internal/nodeimage"
 	"github.com/mooringhq/mooring/internal/ociimage"
+	"github.com/mooringhq/mooring/internal/version"
 )
 
 // run starts everything, stays until a signal or a crash, then stops everything in
@@ -28,6 +29,7 @@ import (
 //
 //nolint:gocyclo // one linear start-up sequence in the order a reader expects; each step is a call
 func run(parent context.Context, cfg config) (err error) {
+	fmt.Printf("mooring-dev %s: starting\n", version.String())
 	kubeconfig, external := externalKubeconfig(cfg.state)
 	if err := preflight(cfg, external); err != nil {
 		return err

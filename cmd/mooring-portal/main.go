@@ -23,6 +23,7 @@ import (
 	"github.com/mooringhq/mooring/internal/portal/server"
 	"github.com/mooringhq/mooring/internal/portal/services"
 	"github.com/mooringhq/mooring/internal/portal/telemetry"
+	"github.com/mooringhq/mooring/internal/version"
 )
 
 func main() {
@@ -39,6 +40,7 @@ type options struct {
 	adminRole, developerRole, auditorRole      string
 	lockoutThreshold                           int
 	grace                                      time.Duration
+	printVersion                               bool
 }
 
 // register defines the flags on fs; ns is the default --namespace.
@@ -80,6 +82,7 @@ func (o *options) register(fs *flag.FlagSet, ns string) {
 	// The portal serves plain HTTP behind a TLS-terminating Ingress, so it cannot tell
 	// from a request that the browser reached it over HTTPS.
 	fs.BoolVar(&o.cfg.SecureCookies, "secure-cookies", true, "Mark the web UI's cookies Secure and send Strict-Transport-Security, even on plain HTTP requests (the portal behind a TLS-terminating Ingress). Turn off only when browsers reach the portal over plain HTTP.")
+	fs.BoolVar(&o.printVersion, "version", false, "Print the version and exit.")
 }
 
 func run() error {
@@ -90,6 +93,10 @@ func run() error {
 	f := &options{}
 	f.register(flag.CommandLine, ns)
 	flag.Parse()
+	if f.printVersion {
+		version.Print(os.Stdout, "mooring-portal")
+		return nil
+	}
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
@@ -97,6 +104,8 @@ func run() error {
 	}
 	slog.SetDefault(telemetry.NewLogger(os.Stderr, level))
 	ctrllog.SetLogger(logr.FromSlogHandler(slog.Default().Handler()))
+	build := version.Get()
+	slog.Info("Mooring portal", "version", build.Version, "revision", build.Revision, "goVersion", build.GoVersion)
 	if err := checkSessionLifetime(f.cfg.SessionMaxLifetime, f.cfg.RefreshTTL); err != nil {
 		return err
 	}

@@ -25,12 +25,17 @@ import (
 	mooringmetrics "github.com/mooringhq/mooring/internal/metrics"
 	"github.com/mooringhq/mooring/internal/metricsauth"
 	"github.com/mooringhq/mooring/internal/tracing"
+	"github.com/mooringhq/mooring/internal/version"
 )
 
 func main() {
 	// The database pods run this binary too, as their instance manager (internal/instance).
 	if len(os.Args) > 1 && os.Args[1] == "instance" {
 		os.Exit(instance.Main(os.Args[2:]))
+	}
+	if len(os.Args) == 2 && os.Args[1] == "version" {
+		version.Print(os.Stdout, "mooring")
+		return
 	}
 	var (
 		metricsAddr, probeAddr, leaderNS string
@@ -60,16 +65,23 @@ func main() {
 	perf := bindPerformanceFlags(flag.CommandLine)
 	imgs := bindImageFlags(flag.CommandLine)
 	managerImage := bindInstanceManagerFlag(flag.CommandLine)
+	printVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse() // --kubeconfig is registered by controller-runtime's config package.
+	if *printVersion {
+		version.Print(os.Stdout, "mooring")
+		return
+	}
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	klog.SetLogger(ctrl.Log)
 	log := ctrl.Log.WithName("setup")
+	build := version.Get()
+	log.Info("Mooring operator", "version", build.Version, "revision", build.Revision, "goVersion", build.GoVersion)
 
 	ctx := ctrl.SetupSignalHandler()
-	shutdownTracing, err := tracing.Setup(ctx, tracing.Options{SamplingRatio: traceRatio, Version: mooringmetrics.Version})
+	shutdownTracing, err := tracing.Setup(ctx, tracing.Options{SamplingRatio: traceRatio, Version: build.Version})
 	if err != nil {
 		log.Error(err, "Unable to set up tracing")
 		os.Exit(1)
@@ -87,19 +99,17 @@ func main() {
 		log.Error(err, "Invalid --instance-manager-image")
 		os.Exit(1)
 	}
-	mgr, err := manager.New(perf.restConfig(ctrl.GetConfigOrDie()), ctrl.Options{
-		PprofBindAddress:              perf.pprofAddr,
-		Metrics:                       metricsOpts,
-		HealthProbeBindAddress:        probeAddr,
-		LeaderElection:                leaderElect,
-		LeaderElectionID:              "mooring.dev",
-		LeaderElectionNamespace:       leaderNS,
-		LeaderElectionReleaseOnCancel: true,
-		GracefulShutdownTimeout:       &shutdownTimeout,
+	opts := ctrl.Options{
+		PprofBindAddress:        perf.pprofAddr,
+		Metrics:                 metricsOpts,
+		HealthProbeBindAddress:  probeAddr,
+		GracefulShutdownTimeout: &shutdownTimeout,
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: webhookHost, Port: webhookPort, CertDir: webhookCertDir,
 		}),
-	})
+	}
+	manager.SetLeaderElection(&opts, leaderElect, leaderNS)
+	mgr, err := manager.New(perf.restConfig(ctrl.GetConfigOrDie()), opts)
 	if err != nil {
 		log.Error(err, "Unable to create manager")
 		os.Exit(1)

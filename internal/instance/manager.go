@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mooringhq/mooring/internal/version"
 )
 
 const (
@@ -46,6 +48,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	m := &manager{cfg: cfg, engine: e, log: log.New(os.Stderr, "instance: ", log.LstdFlags|log.Lmsgprefix)}
+	m.log.Printf("mooring %s: instance manager of %s (%s %s, %s)", version.String(), cfg.Pod, cfg.Engine, cfg.Version, cfg.Role())
 	m.st.update(func(s *Status) {
 		*s = Status{Pod: cfg.Pod, Engine: cfg.Engine, Version: cfg.Version, ConfiguredRole: cfg.Role(), Phase: "Checking"}
 	})

@@ -3,6 +3,9 @@ package manager_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,9 +13,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -74,15 +79,19 @@ const certCaseEnv = "MOORING_CERT_TEST_CASE"
 // registers a controller name, which controller-runtime allows once per process.
 func TestSelfManagedCertificates(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		empty bool
-	}{{"missing", false}, {"empty", true}} {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"missing", func(t *testing.T) { selfManagedCertificates(t, false) }},
+		{"empty", func(t *testing.T) { selfManagedCertificates(t, true) }},
+		{"heals", secretHeals},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if os.Getenv(certCaseEnv) != tc.name {
 				runCase(t, tc.name)
 				return
 			}
-			selfManagedCertificates(t, tc.empty)
+			tc.run(t)
 		})
 	}
 }
@@ -99,9 +108,11 @@ func runCase(t *testing.T, name string) {
 	}
 }
 
-func selfManagedCertificates(t *testing.T, shippedEmpty bool) {
-	errs := &errorLog{}
-	logf.SetLogger(errs.logger())
+// certEnv starts an API server with Mooring's CRDs, the targets of the CA (installTargets)
+// and the certificate Secret's namespace; it returns its config, an admin client and the
+// Secret's key.
+func certEnv(t *testing.T) (*rest.Config, client.Client, types.NamespacedName) {
+	t.Helper()
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: testutil.AssetsDir(),
 		CRDDirectoryPaths:     []string{filepath.Join(testutil.RepoRoot(), "config", "crd", "bases")},
@@ -126,6 +137,14 @@ func selfManagedCertificates(t *testing.T, shippedEmpty bool) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secret.Namespace}}); err != nil {
 		t.Fatal(err)
 	}
+	return cfg, c, secret
+}
+
+func selfManagedCertificates(t *testing.T, shippedEmpty bool) {
+	errs := &errorLog{}
+	logf.SetLogger(errs.logger())
+	cfg, c, secret := certEnv(t)
+	ctx := context.Background()
 	if shippedEmpty {
 		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secret.Namespace, Name: secret.Name}}); err != nil {
 			t.Fatal(err)
@@ -133,7 +152,7 @@ func selfManagedCertificates(t *testing.T, shippedEmpty bool) {
 	}
 
 	var ca []byte
-	first := startWebhooks(t, cfg, secret, func() {
+	first, _ := startWebhooks(t, cfg, secret, func() {
 		// Before the manager (and with it the rotator) starts, the Secret holds
 		// certificates and every target carries its CA: the rotator then has nothing to
 		// write, and no stale-cache update of its own to conflict with.
@@ -160,10 +179,112 @@ func selfManagedCertificates(t *testing.T, shippedEmpty bool) {
 	}
 }
 
+// secretHeals: while the operator runs, its certificate Secret comes back within
+// seconds. Deleted, it is created again with the certificates it held, so the CA injected
+// into both webhook configurations and the CRD still verifies the certificate the webhook
+// server serves; emptied or corrupted, it is filled again, and the injected CA verifies
+// the served certificate again.
+func secretHeals(t *testing.T) {
+	errs := &errorLog{}
+	logf.SetLogger(errs.logger())
+	cfg, c, key := certEnv(t)
+	ctx := context.Background()
+	stop, port := startWebhooks(t, cfg, key, func() {})
+	defer stop()
+	var secret corev1.Secret
+	if err := c.Get(ctx, key, &secret); err != nil {
+		t.Fatal(err)
+	}
+	held := secret.Data
+	// healed reports nil once the Secret holds valid certificates (the ones it held when
+	// same), its CA is in every target, and that CA verifies the served certificate.
+	healed := func(same bool, oldUID types.UID) func() error {
+		return func() error {
+			var s corev1.Secret
+			if err := c.Get(ctx, key, &s); err != nil {
+				return err
+			}
+			if s.UID == oldUID {
+				return fmt.Errorf("the Secret is still the deleted one")
+			}
+			for _, k := range []string{"ca.crt", "ca.key", "tls.crt", "tls.key"} {
+				if same && !bytes.Equal(s.Data[k], held[k]) {
+					return fmt.Errorf("%s is not the one the Secret held", k)
+				}
+			}
+			if ok, err := rotator.ValidCert(s.Data["ca.crt"], s.Data["tls.crt"], s.Data["tls.key"], "localhost", nil, time.Now()); !ok {
+				return fmt.Errorf("the Secret holds no valid certificate: %w", err)
+			}
+			if err := injected(ctx, c, s.Data["ca.crt"]); err != nil {
+				return err
+			}
+			return servedCertVerifies(ctx, c, port)
+		}
+	}
+	if err := servedCertVerifies(ctx, c, port); err != nil {
+		t.Fatalf("before the Secret is touched: %v", err)
+	}
+
+	if err := c.Delete(ctx, &secret); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	// The rotator does not act on a missing Secret: what comes back is the keeper's.
+	testutil.Eventually(t, 10*time.Second, "the deleted Secret back with the certificates it held", healed(true, secret.UID))
+	t.Logf("deleted Secret back in %s", time.Since(t0).Round(10*time.Millisecond))
+
+	for _, tc := range []struct {
+		name  string
+		spoil func(s *corev1.Secret)
+	}{
+		{"emptied", func(s *corev1.Secret) { s.Data = nil }},
+		{"corrupted", func(s *corev1.Secret) {
+			s.Data["tls.crt"] = []byte("-----BEGIN CERTIFICATE-----\nnot one\n-----END CERTIFICATE-----\n")
+			delete(s.Data, "ca.key")
+		}},
+	} {
+		if err := c.Get(ctx, key, &secret); err != nil {
+			t.Fatal(err)
+		}
+		tc.spoil(&secret)
+		if err := c.Update(ctx, &secret); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		// The rotator sees it too and may issue a new CA, which it then injects; the
+		// keeper, which only writes back what it held, is usually first.
+		testutil.Eventually(t, 10*time.Second, "the "+tc.name+" Secret filled again", healed(false, ""))
+		same := healed(true, "")() == nil
+		t.Logf("%s Secret filled again in %s, with the certificates it held: %v", tc.name, time.Since(t0).Round(10*time.Millisecond), same)
+	}
+	for _, e := range errs.get() {
+		t.Logf("logged: %s", e)
+	}
+}
+
+// servedCertVerifies connects to the webhook server as the API server does: trusting only
+// the mutating webhook configuration's CA bundle, for localhost.
+func servedCertVerifies(ctx context.Context, c client.Client, port int) error {
+	var m admissionregistrationv1.MutatingWebhookConfiguration
+	if err := c.Get(ctx, types.NamespacedName{Name: webhook.MutatingConfigName}, &m); err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(m.Webhooks[0].ClientConfig.CABundle) {
+		return errors.New("the CA bundle holds no certificate")
+	}
+	d := tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: "localhost", MinVersion: tls.VersionTLS12}}
+	conn, err := d.DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return fmt.Errorf("the served certificate against the injected CA bundle: %w", err)
+	}
+	return conn.Close()
+}
+
 // startWebhooks runs a manager with the webhooks and self-managed certificates until
 // its readiness check passes, and returns the function that stops it. beforeStart runs
 // after the webhooks are set up and before the manager starts.
-func startWebhooks(t *testing.T, cfg *rest.Config, secret types.NamespacedName, beforeStart func()) (stop func()) {
+func startWebhooks(t *testing.T, cfg *rest.Config, secret types.NamespacedName, beforeStart func()) (stop func(), port int) {
 	t.Helper()
 	port, err := localcluster.FreePort()
 	if err != nil {
@@ -196,7 +317,7 @@ func startWebhooks(t *testing.T, cfg *rest.Config, secret types.NamespacedName, 
 		if err := <-done; err != nil {
 			t.Errorf("manager: %v", err)
 		}
-	}
+	}, port
 }
 
 // installTargets creates what the rotator injects its CA into: the two webhook

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/mooringhq/mooring/internal/version"
 )
 
 // Options say where the collectors register and what they read.
@@ -25,13 +27,14 @@ func Add(mgr ctrl.Manager, o Options) error {
 	if err := mgr.Add(leader); err != nil {
 		return fmt.Errorf("add leader flag for metrics: %w", err)
 	}
+	build := version.Get()
 	var cert certExpiry
 	if o.WebhookCertDir != "" {
 		cert.path = filepath.Join(o.WebhookCertDir, "tls.crt")
 	}
 	for _, c := range []prometheus.Collector{
 		NewResourceCollector(mgr.GetCache(), leader.Leading, mgr.GetLogger().WithName("metrics")),
-		NewBuildInfo(Version, Revision()),
+		NewBuildInfo(build.Version, build.Revision),
 		cert,
 	} {
 		if err := o.Registerer.Register(c); err != nil {

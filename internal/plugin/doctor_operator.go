@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mooringhq/mooring/internal/version"
 )
 
 // LeaseName is the operator's leader election lease (cmd/mooring: LeaderElectionID).
@@ -128,20 +130,6 @@ func operatorImage(d *appsv1.Deployment) string {
 	return ""
 }
 
-// operatorVersion is the version of the operator running in the cluster: the tag of its
-// Deployment's image. An operator outside the cluster (make run, the test clusters) has
-// no Deployment, and its version is not known.
-func operatorVersion(ctx context.Context, c client.Reader, ns string) (string, error) {
-	deps := &appsv1.DeploymentList{}
-	if err := c.List(ctx, deps, client.InNamespace(ns), operatorLabel); err != nil {
-		return "", fmt.Errorf("list Deployments in %s: %w", ns, err)
-	}
-	if len(deps.Items) == 0 {
-		return "", nil
-	}
-	return imageTag(operatorImage(&deps.Items[0])), nil
-}
-
 // imageTag is the tag (or digest) of an image reference, or the reference itself.
 func imageTag(image string) string {
 	if i := strings.LastIndexByte(image, '@'); i >= 0 {
@@ -154,17 +142,17 @@ func imageTag(image string) string {
 	return image
 }
 
-// checkVersions compares the plugin's version with the operator's.
+// checkVersions compares the plugin's version with the running operator's.
 func checkVersions(ctx context.Context, env *doctorEnv) []Finding {
 	const check = "versions"
-	plugin := BuildVersion()
+	plugin := version.Get().Version
 	op, err := operatorVersion(ctx, env.c, env.operatorNamespace)
 	switch {
 	case err != nil:
 		return []Finding{fail(check, "", "%v", err)}
-	case op == "":
-		return []Finding{pass(check, "plugin %s; operator: no Deployment in %s (running outside the cluster), version unknown; the CRDs match this plugin (see crd checks)", plugin, env.operatorNamespace)}
-	case op != plugin && plugin != develVersion:
+	case op.Version == "":
+		return []Finding{pass(check, "plugin %s; operator version unknown (%s); the CRDs match this plugin (see crd checks)", plugin, op.Note)}
+	case op.Version != plugin && plugin != version.DevVersion:
 		return []Finding{warn(check, "use the plugin of the operator's release", "plugin %s, operator %s", plugin, op)}
 	}
 	return []Finding{pass(check, "plugin %s, operator %s", plugin, op)}

@@ -3,6 +3,8 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,9 +16,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/mooringhq/mooring/internal/manager"
+	"github.com/mooringhq/mooring/internal/testutil"
+	"github.com/mooringhq/mooring/internal/version"
 )
 
 func operatorDeployment(ns, image string) *appsv1.Deployment {
@@ -82,10 +90,11 @@ func TestVersionAndDoctorFindTheRelease(t *testing.T) {
 		_ = cmd.ExecuteContext(ctx) // doctor fails: nothing but the Deployment is installed
 		return out.String()
 	}
-	if got := run("version"); !strings.Contains(got, "operator: v0.1.0 (namespace platform)\n") {
+	// No operator runs: the Deployment's image tag is not taken for a running version.
+	if got := run("version"); !strings.Contains(got, "operator: unknown (no leader lease platform/mooring.dev: no operator runs with --leader-elect") {
 		t.Errorf("version:\n%s", got)
 	}
-	if got := run("version", "--operator-namespace", "mooring-system"); !strings.Contains(got, "operator: unknown (no Deployment labelled app.kubernetes.io/name=mooring in mooring-system;") {
+	if got := run("version", "--operator-namespace", "mooring-system"); !strings.Contains(got, "operator: unknown (no leader lease mooring-system/mooring.dev:") {
 		t.Errorf("version --operator-namespace mooring-system:\n%s", got)
 	}
 	got := run("doctor", "-n", "default")
@@ -98,5 +107,96 @@ func TestVersionAndDoctorFindTheRelease(t *testing.T) {
 		if !regexp.MustCompile(want).MatchString(got) {
 			t.Errorf("doctor output does not match %q:\n%s", want, got)
 		}
+	}
+}
+
+// The operator's leader election publishes its version on the lease, and `version` reads
+// it from there: while it leads, and, once it released the lease, as the last leader's.
+func TestVersionFromTheLeaderLease(t *testing.T) {
+	c, kubeconfig := rolesCluster(t)
+	ctx := t.Context()
+	const ns = "lease-version"
+	must(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	old := version.Version
+	t.Cleanup(func() { version.Version = old })
+	version.Version = "v9.8.7-rc.1"
+	opts := ctrl.Options{Scheme: Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"}
+	manager.SetLeaderElection(&opts, true, ns)
+	mgr, err := ctrl.NewManager(cluster.env.Config, opts)
+	must(t, err)
+	mgrCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mgrCtx) }()
+	stopped := false
+	stopManager := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		stop()
+		return <-done
+	}
+	t.Cleanup(func() { _ = stopManager() })
+	run := func() string {
+		var out bytes.Buffer
+		o := NewOptions(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+		cmd := NewRootCommand(o)
+		cmd.SetArgs([]string{"--kubeconfig", kubeconfig, "version", "--operator-namespace", ns})
+		if err := cmd.ExecuteContext(ctx); err != nil {
+			t.Fatalf("version: %v\n%s", err, out.String())
+		}
+		return out.String()
+	}
+	host, err := os.Hostname()
+	must(t, err)
+	leading := regexp.MustCompile(`(?m)^operator: v9\.8\.7-rc\.1 \(` + regexp.QuoteMeta(version.Get().ShortRevision()) +
+		`\), leader ` + regexp.QuoteMeta(host) + `_\S+ \(namespace ` + ns + `\)$`)
+	testutil.Eventually(t, testutil.DefaultTimeout, "version to name the leader's build", func() error {
+		if got := run(); !leading.MatchString(got) {
+			return fmt.Errorf("version printed:\n%s", got)
+		}
+		return nil
+	})
+	if err := stopManager(); err != nil {
+		t.Fatalf("manager: %v", err)
+	}
+	if got := run(); !strings.Contains(got, "operator: unknown (lease "+ns+"/mooring.dev is held by nobody: no operator runs; the last leader ran v9.8.7-rc.1 (") {
+		t.Errorf("after the operator stopped, version printed:\n%s", got)
+	}
+}
+
+// Labels an earlier leader left are not taken for the current one's, nor is an image tag
+// taken for a version without saying so.
+func TestOperatorVersion(t *testing.T) {
+	lease := func(holder string, labels map[string]string) *coordinationv1.Lease {
+		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: LeaseName, Namespace: "ops", Labels: labels},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder)}}
+	}
+	published := map[string]string{version.LeaseVersionLabel: "v0.4.0", version.LeaseRevisionLabel: "0123456789abcdef0123", version.LeaseHostLabel: "op-7d9f-abc12"}
+	for name, tc := range map[string]struct {
+		objs []client.Object
+		want string
+	}{
+		"the leader's labels": {[]client.Object{lease("op-7d9f-abc12_1f2e", published)},
+			"v0.4.0 (0123456789ab), leader op-7d9f-abc12_1f2e (namespace ops)"},
+		"an older leader after a newer one": {[]client.Object{lease("op-55c4-zzz99_9a8b", published)},
+			"unknown (the leader op-55c4-zzz99_9a8b publishes no version on lease ops/mooring.dev)"},
+		"an older leader of a Deployment": {[]client.Object{lease("op-55c4-zzz99_9a8b", nil), operatorDeployment("ops", "ghcr.io/mooringhq/mooring:v0.2.0")},
+			"v0.2.0 (the image tag of Deployment mooring-controller-manager; the leader op-55c4-zzz99_9a8b publishes no version on lease ops/mooring.dev; namespace ops)"},
+		"released": {[]client.Object{lease("", published)},
+			"unknown (lease ops/mooring.dev is held by nobody: no operator runs; the last leader ran v0.4.0 (0123456789abcdef0123))"},
+		"no lease": {[]client.Object{operatorDeployment("ops", "ghcr.io/mooringhq/mooring:v0.2.0")},
+			"unknown (no leader lease ops/mooring.dev: no operator runs with --leader-elect (make run does not; its start log line names its version))"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(Scheme).WithObjects(tc.objs...).Build()
+			got, err := operatorVersion(t.Context(), c, "ops")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/manager"
 	"github.com/mooringhq/mooring/internal/webhook"
 )
 
@@ -35,6 +36,7 @@ func TestNamesMatchTheOperator(t *testing.T) {
 		"mutating config":      {MutatingConfigName, webhook.MutatingConfigName},
 		"validating config":    {ValidatingConfigName, webhook.ValidatingConfigName},
 		"conversion CRD":       {ConversionCRDName, webhook.ConversionCRDName},
+		"leader lease":         {LeaseName, manager.LeaseName},
 	}
 	for name, p := range pairs {
 		if p[0] != p[1] {

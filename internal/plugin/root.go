@@ -16,10 +16,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1alpha1"
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/version"
 )
 
 // Scheme knows the built-in kinds, CRDs and webhook configurations, and Mooring's API.
@@ -31,6 +33,8 @@ var Scheme = func() *runtime.Scheme {
 	utilruntime.Must(mooringv1.AddToScheme(s))
 	utilruntime.Must(v1alpha1.AddToScheme(s))
 	utilruntime.Must(v1beta1.AddToScheme(s))
+	// The Gateway API's HTTPRoutes of exposed Apps; registering them needs no CRD.
+	utilruntime.Must(gatewayv1.Install(s))
 	return s
 }()
 
@@ -62,7 +66,11 @@ func NewRootCommand(o *Options) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl mooring"},
+		Version:       version.String(),
 	}
+	// --version without cobra's -v shorthand, which kubectl users read as verbosity.
+	root.Flags().Bool("version", false, "Print the plugin's version (`version` also asks the operator's).")
+	root.SetVersionTemplate("kubectl-mooring {{.Version}}\n")
 	root.SetIn(o.Streams.In)
 	root.SetOut(o.Streams.Out)
 	root.SetErr(o.Streams.ErrOut)

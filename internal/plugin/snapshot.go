@@ -8,12 +8,16 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
@@ -37,6 +41,10 @@ type Snapshot struct {
 	CronJobs         []batchv1.CronJob
 	Jobs             []batchv1.Job
 	DisruptionBudget []policyv1.PodDisruptionBudget
+	Autoscalers      []autoscalingv2.HorizontalPodAutoscaler
+	Ingresses        []networkingv1.Ingress
+	// Routes are the Gateway API's HTTPRoutes; none when its CRDs are not installed.
+	Routes []gatewayv1.HTTPRoute
 	// Secrets are metadata only: the plugin never reads a Secret's data.
 	Secrets []metav1.PartialObjectMetadata
 	// Hidden are the kinds (plural, e.g. "StatefulSets") the user may not list: RBAC
@@ -61,6 +69,7 @@ func readSnapshot(ctx context.Context, c client.Reader, ns string) (*Snapshot, e
 	deps, rss, stss, pods := &appsv1.DeploymentList{}, &appsv1.ReplicaSetList{}, &appsv1.StatefulSetList{}, &corev1.PodList{}
 	claims, svcs, cms := &corev1.PersistentVolumeClaimList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}
 	cjs, jobs, pdbs := &batchv1.CronJobList{}, &batchv1.JobList{}, &policyv1.PodDisruptionBudgetList{}
+	hpas, ings, routes := &autoscalingv2.HorizontalPodAutoscalerList{}, &networkingv1.IngressList{}, &gatewayv1.HTTPRouteList{}
 	lists := []struct {
 		kinds   string
 		list    client.ObjectList
@@ -70,11 +79,15 @@ func readSnapshot(ctx context.Context, c client.Reader, ns string) (*Snapshot, e
 		{"Deployments", deps, false}, {"ReplicaSets", rss, false}, {"StatefulSets", stss, false}, {"Pods", pods, false},
 		{"PersistentVolumeClaims", claims, false}, {"Services", svcs, false}, {"ConfigMaps", cms, false},
 		{"CronJobs", cjs, false}, {"Jobs", jobs, false}, {"PodDisruptionBudgets", pdbs, false}, {"Secrets", secrets, false},
+		{"HorizontalPodAutoscalers", hpas, false}, {"Ingresses", ings, false}, {"HTTPRoutes", routes, false},
 	}
 	var forbidden error
 	visibleMooring := 0
 	for _, l := range lists {
 		if err := c.List(ctx, l.list, client.InNamespace(ns)); err != nil {
+			if meta.IsNoMatchError(err) && !l.mooring {
+				continue // a kind the cluster does not serve (the Gateway API's without its CRDs): none to show
+			}
 			if !apierrors.IsForbidden(err) {
 				return nil, fmt.Errorf("list %s: %w", l.kinds, err)
 			}
@@ -95,6 +108,7 @@ func readSnapshot(ctx context.Context, c client.Reader, ns string) (*Snapshot, e
 	s.Deployments, s.ReplicaSets, s.StatefulSets, s.Pods = deps.Items, rss.Items, stss.Items, pods.Items
 	s.Claims, s.Services, s.ConfigMaps = claims.Items, svcs.Items, cms.Items
 	s.CronJobs, s.Jobs, s.DisruptionBudget = cjs.Items, jobs.Items, pdbs.Items
+	s.Autoscalers, s.Ingresses, s.Routes = hpas.Items, ings.Items, routes.Items
 	s.Secrets = secrets.Items
 	return s, nil
 }
@@ -139,10 +153,10 @@ func owned[T any, PT interface {
 func (s *Snapshot) roots(now time.Time) []*Node {
 	var out []*Node
 	for i := range s.Apps {
-		out = append(out, s.appTree(&s.Apps[i]))
+		out = append(out, s.appTree(&s.Apps[i], now))
 	}
 	for i := range s.Caches {
-		out = append(out, s.cacheTree(&s.Caches[i]))
+		out = append(out, s.cacheTree(&s.Caches[i], now))
 	}
 	for i := range s.Databases {
 		out = append(out, s.databaseTree(&s.Databases[i], now))

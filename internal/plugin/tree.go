@@ -57,9 +57,10 @@ type Condition struct {
 }
 
 // Most conditions are good when True. These are worth a line when True instead: Paused
-// and failures, and Progressing, which is True while a rollout is under way and False
-// once it is done.
-var abnormalWhenTrue = map[string]bool{"Paused": true, "ReplicaFailure": true, "Failed": true, "Progressing": true}
+// and failures, Progressing, which is True while a rollout is under way and False once it
+// is done, and a DatabaseCluster's MigrationNeeded, True while it runs a Bitnami-era
+// StatefulSet Mooring must not change.
+var abnormalWhenTrue = map[string]bool{"Paused": true, "ReplicaFailure": true, "Failed": true, "Progressing": true, "MigrationNeeded": true}
 
 // fromMetaConditions converts the conditions of a Mooring object.
 func fromMetaConditions(conds []metav1.Condition) []Condition {
@@ -99,7 +100,8 @@ func (n *Node) addDetails(ds ...*Detail) {
 // kindOrder sorts children: the workload first, then what serves it, then the rest.
 var kindOrder = map[string]int{
 	"Deployment": 0, "StatefulSet": 0, "ReplicaSet": 1, "Pod": 2, "PersistentVolumeClaim": 3,
-	"Service": 4, "ConfigMap": 5, "Secret": 6, "PodDisruptionBudget": 7, "Backup": 8, "CronJob": 9, "Job": 10,
+	"Service": 4, "Ingress": 5, "HTTPRoute": 6, "ConfigMap": 7, "Secret": 8, "PodDisruptionBudget": 9,
+	"HorizontalPodAutoscaler": 10, "Backup": 11, "CronJob": 12, "Job": 13,
 }
 
 // sortChildren orders children by kind, then by name; Jobs newest first.

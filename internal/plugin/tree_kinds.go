@@ -2,14 +2,18 @@ package plugin
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/robfig/cron/v3"
 
@@ -42,12 +46,30 @@ func mooringNode(kind string, m metav1.ObjectMeta, phase string, conds []metav1.
 		Status: phase, State: phaseState(phase), Conditions: fromMetaConditions(conds)}
 }
 
-// appTree is App → Deployment → ReplicaSets → Pods, Service, ConfigMap.
-func (s *Snapshot) appTree(a *mooringv1.App) *Node {
+// The components (app.kubernetes.io/component) of Mooring's children, by the kind of
+// their Mooring object: a child Mooring creates without an owner reference (one that must
+// outlive its object, or be made while the object is being deleted) is found by its
+// labels, which name the object (instance) and carry one of these.
+const (
+	appComponent      = "app"
+	cacheComponent    = "cache"
+	databaseComponent = "database"
+	backupComponent   = "backup"
+	// snapshotComponent is the final snapshot's volume, which outlives its DatabaseCluster.
+	snapshotComponent = "final-snapshot"
+)
+
+// adminSecretName is a DatabaseCluster's superuser Secret (the operator's
+// database.AdminSecretName).
+func adminSecretName(name string) string { return name + "-admin" }
+
+// appTree is App → Deployment → ReplicaSets → Pods, and the App's Service, ConfigMap,
+// PodDisruptionBudget, HorizontalPodAutoscaler, Ingress and HTTPRoute.
+func (s *Snapshot) appTree(a *mooringv1.App, now time.Time) *Node {
 	n := mooringNode("App", a.ObjectMeta, string(a.Status.Phase), a.Status.Conditions)
 	n.Ready = ratio(a.Status.AvailableReplicas, appDesiredReplicas(a))
 	n.Details = append(n.Details, value("image", a.Spec.Image))
-	s.addDeploymentChildren(n, a)
+	s.addChildren(n, a, now, appComponent)
 	return n
 }
 
@@ -60,36 +82,113 @@ func appDesiredReplicas(a *mooringv1.App) int32 {
 	return ptr.Deref(a.Spec.Replicas, 1)
 }
 
-// cacheTree is CacheInstance → Deployment → ReplicaSets → Pods, Service, PDB.
-func (s *Snapshot) cacheTree(c *mooringv1.CacheInstance) *Node {
+// cacheTree is CacheInstance → Deployment → ReplicaSets → Pods, Service, binding
+// ConfigMap, PDB.
+func (s *Snapshot) cacheTree(c *mooringv1.CacheInstance, now time.Time) *Node {
 	n := mooringNode("CacheInstance", c.ObjectMeta, string(c.Status.Phase), c.Status.Conditions)
 	n.Ready = ratio(c.Status.AvailableReplicas, ptr.Deref(c.Spec.Replicas, 1))
 	n.Details = append(n.Details, value("engine", fmt.Sprintf("%s %s", c.Spec.Engine, c.Spec.Version)))
 	if c.Status.Endpoint != "" {
 		n.Details = append(n.Details, value("endpoint", c.Status.Endpoint))
 	}
-	s.addDeploymentChildren(n, c)
+	s.addChildren(n, c, now, cacheComponent)
 	return n
 }
 
-// addDeploymentChildren adds what a Deployment-backed kind owns.
-func (s *Snapshot) addDeploymentChildren(n *Node, owner metav1.Object) {
-	for _, d := range owned[appsv1.Deployment](s.Deployments, owner) {
-		n.Children = append(n.Children, s.deploymentNode(d))
+// addChildren adds below n what belongs to the Mooring object root directly: what it
+// owns, and what carries its labels (instance root's name, one of components) without
+// any owner reference. Every kind of the Snapshot is looked at, so whatever Mooring makes
+// shows; Pods, ReplicaSets and the volumes of a StatefulSet's claim templates hang below
+// their workload instead. A child already there (same kind and name) is not added again.
+func (s *Snapshot) addChildren(n *Node, root metav1.Object, now time.Time, components ...string) {
+	mine := func(o metav1.Object) bool { return ownedBy(o, root) || labelledFor(o, root, components) }
+	var sets []*appsv1.StatefulSet
+	for _, d := range belonging[appsv1.Deployment](s.Deployments, mine) {
+		n.addChild(s.deploymentNode(d))
 	}
-	for _, svc := range owned[corev1.Service](s.Services, owner) {
-		n.Children = append(n.Children, serviceNode(svc))
+	for _, sts := range belonging[appsv1.StatefulSet](s.StatefulSets, mine) {
+		sets = append(sets, sts)
+		n.addChild(s.statefulSetNode(sts))
 	}
-	for _, cm := range owned[corev1.ConfigMap](s.ConfigMaps, owner) {
-		n.Children = append(n.Children, configMapNode(cm))
+	for _, svc := range belonging[corev1.Service](s.Services, mine) {
+		n.addChild(serviceNode(svc))
 	}
-	for _, pdb := range owned[policyv1.PodDisruptionBudget](s.DisruptionBudget, owner) {
-		n.Children = append(n.Children, disruptionBudgetNode(pdb))
+	for _, ing := range belonging[networkingv1.Ingress](s.Ingresses, mine) {
+		n.addChild(ingressNode(ing))
+	}
+	for _, r := range belonging[gatewayv1.HTTPRoute](s.Routes, mine) {
+		n.addChild(routeNode(r))
+	}
+	for _, cm := range belonging[corev1.ConfigMap](s.ConfigMaps, mine) {
+		n.addChild(configMapNode(cm))
+	}
+	for _, sec := range belonging[metav1.PartialObjectMetadata](s.Secrets, mine) {
+		n.addChild(s.secretNode(sec.Namespace, sec.Name))
+	}
+	for _, pdb := range belonging[policyv1.PodDisruptionBudget](s.DisruptionBudget, mine) {
+		n.addChild(disruptionBudgetNode(pdb))
+	}
+	for _, hpa := range belonging[autoscalingv2.HorizontalPodAutoscaler](s.Autoscalers, mine) {
+		n.addChild(autoscalerNode(hpa))
+	}
+	for _, cj := range belonging[batchv1.CronJob](s.CronJobs, mine) {
+		n.addChild(s.cronJobNode(cj, now))
+	}
+	for _, j := range latestJobs(belonging[batchv1.Job](s.Jobs, mine), jobsShown) {
+		n.addChild(jobNode(j))
+	}
+	for _, c := range belonging[corev1.PersistentVolumeClaim](s.Claims, mine) {
+		if !slices.ContainsFunc(sets, func(sts *appsv1.StatefulSet) bool { return claimOf(c.Name, sts) }) {
+			n.addChild(claimNode(c))
+		}
 	}
 }
 
-// databaseTree is DatabaseCluster → StatefulSet → Pods and PVCs, Services, the
-// credentials Secret (its name only), and the Backups of the database.
+// labelledFor reports whether o carries the labels Mooring gives what it makes for root
+// (managed by Mooring, instance root's name, one of components) and has no owner: what
+// Mooring creates without an owner reference. An object with an owner belongs below it.
+func labelledFor(o, root metav1.Object, components []string) bool {
+	l := o.GetLabels()
+	return o.GetNamespace() == root.GetNamespace() && len(o.GetOwnerReferences()) == 0 &&
+		l[managedByLabel] == managedBy && l[instanceLabel] == root.GetName() && slices.Contains(components, l[componentLabel])
+}
+
+// Mooring's labels (the operator's engine.*Label).
+const (
+	instanceLabel  = "app.kubernetes.io/instance"
+	componentLabel = "app.kubernetes.io/component"
+	managedByLabel = "app.kubernetes.io/managed-by"
+	managedBy      = "mooring"
+)
+
+// belonging returns pointers to the items mine accepts.
+func belonging[T any, PT interface {
+	*T
+	metav1.Object
+}](items []T, mine func(metav1.Object) bool) []PT {
+	var out []PT
+	for i := range items {
+		if p := PT(&items[i]); mine(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// addChild appends c unless n has a child of its kind and name already.
+func (n *Node) addChild(c *Node) {
+	for _, have := range n.Children {
+		if have.Kind == c.Kind && have.Name == c.Name {
+			return
+		}
+	}
+	n.Children = append(n.Children, c)
+}
+
+// databaseTree is DatabaseCluster → StatefulSet → Pods and PVCs, the Services (primary,
+// -ro, -headless), the binding ConfigMap, the credentials and superuser Secrets (their
+// names only), the credentials, restore and final snapshot Jobs and volume, and the
+// Backups of the database.
 func (s *Snapshot) databaseTree(d *v1beta1.DatabaseCluster, now time.Time) *Node {
 	n := mooringNode("DatabaseCluster", d.ObjectMeta, string(d.Status.Phase), d.Status.Conditions)
 	n.Ready = ratio(d.Status.ReadyReplicas, d.Spec.ReplicaCount)
@@ -97,15 +196,13 @@ func (s *Snapshot) databaseTree(d *v1beta1.DatabaseCluster, now time.Time) *Node
 	if d.Status.PrimaryEndpoint != "" {
 		n.Details = append(n.Details, value("primary", d.Status.PrimaryEndpoint))
 	}
-	for _, sts := range owned[appsv1.StatefulSet](s.StatefulSets, d) {
-		n.Children = append(n.Children, s.statefulSetNode(sts))
-	}
-	for _, svc := range owned[corev1.Service](s.Services, d) {
-		n.Children = append(n.Children, serviceNode(svc))
-	}
+	// By name first: the credentials Secret may be the user's, without Mooring's labels,
+	// and both show as Missing when they are not there.
 	if d.Spec.SecretName != "" {
-		n.Children = append(n.Children, s.secretNode(d.Namespace, d.Spec.SecretName))
+		n.addChild(s.secretNode(d.Namespace, d.Spec.SecretName))
 	}
+	n.addChild(s.secretNode(d.Namespace, adminSecretName(d.Name)))
+	s.addChildren(n, d, now, databaseComponent, snapshotComponent)
 	for i := range s.Backups {
 		b := &s.Backups[i]
 		if b.Namespace == d.Namespace && b.Spec.DatabaseRef.Name == d.Name {
@@ -131,28 +228,22 @@ func (s *Snapshot) secretNode(ns, name string) *Node {
 	return &Node{Kind: "Secret", Name: name, Status: "Missing", State: StateWarning}
 }
 
-// backupTree is Backup → CronJob → its last Jobs, the on-demand Jobs, and the volume,
-// with the last success, the last failure and the next run.
+// backupTree is Backup → CronJob → its last Jobs, the on-demand and cleanup Jobs, and the
+// volume, with the last success, the last failure and the next run.
 func (s *Snapshot) backupTree(b *mooringv1.Backup, now time.Time) *Node {
 	n := mooringNode("Backup", b.ObjectMeta, string(b.Status.Phase), b.Status.Conditions)
 	n.Details = append(n.Details, value("schedule", b.Spec.Schedule))
 	n.addDetails(at("last success", b.Status.LastSuccessfulTime), at("last failure", b.Status.LastFailedTime))
-	var cronJobs []*batchv1.CronJob
-	for _, cj := range owned[batchv1.CronJob](s.CronJobs, b) {
-		cronJobs = append(cronJobs, cj)
-		n.Children = append(n.Children, s.cronJobNode(cj, now))
-	}
-	if len(cronJobs) == 1 {
+	s.addChildren(n, b, now, backupComponent)
+	if cronJobs := owned[batchv1.CronJob](s.CronJobs, b); len(cronJobs) == 1 {
 		if next := nextRun(cronJobs[0], now); next != nil {
 			n.Details = append(n.Details, Detail{Name: "next run", Time: next})
 		}
 	}
-	for _, j := range latestJobs(owned[batchv1.Job](s.Jobs, b), jobsShown) {
-		n.Children = append(n.Children, jobNode(j))
-	}
+	// The volume by name: spec.storage.existingClaim names the user's, without labels.
 	for i := range s.Claims {
 		if c := &s.Claims[i]; c.Namespace == b.Namespace && c.Name == b.ClaimName() {
-			n.Children = append(n.Children, claimNode(c))
+			n.addChild(claimNode(c))
 		}
 	}
 	return n

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -122,7 +124,19 @@ func rolloutSnapshot() *Snapshot {
 			{ObjectMeta: om("web", time.Hour, &app), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}}},
 			{ObjectMeta: om("orders", 3*24*time.Hour, &db), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Ports: []corev1.ServicePort{{Port: 5432, Protocol: corev1.ProtocolTCP}}}},
 		},
-		ConfigMaps:   []corev1.ConfigMap{{ObjectMeta: om("web-config", time.Hour, &app), Data: map[string]string{"config": "x"}}},
+		ConfigMaps: []corev1.ConfigMap{{ObjectMeta: om("web-config", time.Hour, &app), Data: map[string]string{"config": "x"}},
+			{ObjectMeta: om("orders-binding", 3*24*time.Hour, &db), Data: map[string]string{"host": "orders.shop.svc", "port": "5432"}}},
+		Autoscalers: []autoscalingv2.HorizontalPodAutoscaler{{ObjectMeta: om("web", time.Hour, &app),
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MinReplicas: ptr.To(int32(2)), MaxReplicas: 6, Metrics: []autoscalingv2.MetricSpec{{
+				Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(int32(70))}}}}},
+			Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 2, DesiredReplicas: 2, CurrentMetrics: []autoscalingv2.MetricStatus{{
+				Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{Name: corev1.ResourceCPU,
+					Current: autoscalingv2.MetricValueStatus{AverageUtilization: ptr.To(int32(35))}}}},
+				Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionTrue, Reason: "ValidMetricFound"}}}}},
+		Ingresses: []networkingv1.Ingress{{ObjectMeta: om("web", time.Hour, &app), Spec: networkingv1.IngressSpec{
+			Rules: []networkingv1.IngressRule{{Host: "web.example.com"}}, TLS: []networkingv1.IngressTLS{{Hosts: []string{"web.example.com"}}}},
+			Status: networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{Ingress: []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.7"}}}}}},
 		Databases:    []v1beta1.DatabaseCluster{db},
 		StatefulSets: []appsv1.StatefulSet{sts},
 		Claims:       []corev1.PersistentVolumeClaim{pvc("data-orders-0", corev1.ClaimBound), pvc("data-orders-1", corev1.ClaimBound), pvc("data-other-0", corev1.ClaimBound), pvc("orders-nightly-storage", corev1.ClaimPending)},
@@ -131,7 +145,7 @@ func rolloutSnapshot() *Snapshot {
 		Jobs: []batchv1.Job{job("orders-nightly-29460540", 33*time.Hour, false), job("orders-nightly-29461980", 9*time.Hour, true),
 			job("orders-nightly-29459100", 57*time.Hour, false), job("orders-nightly-29457660", 81*time.Hour, false)},
 		// The Secret is known by its metadata only.
-		Secrets: []metav1.PartialObjectMetadata{{ObjectMeta: om("orders-credentials", 3*24*time.Hour, nil)}},
+		Secrets: []metav1.PartialObjectMetadata{{ObjectMeta: om("orders-credentials", 3*24*time.Hour, nil)}, {ObjectMeta: om("orders-admin", 3*24*time.Hour, nil)}},
 	}
 }
 
@@ -154,8 +168,9 @@ func checkGolden(t *testing.T, name, got string) {
 
 // The trees and their drawing, from objects alone: a rollout half done (the old
 // ReplicaSet scaled to zero hidden, the crashing pod and the conditions that explain the
-// phase shown), a database with its volumes (not another StatefulSet's), its Secret by name,
-// its Backup with the three newest Jobs and the next run.
+// phase shown) with its autoscaler and Ingress, a database with its volumes (not another
+// StatefulSet's), its binding ConfigMap, its Secrets by name, its Backup with the three
+// newest Jobs and the next run.
 func TestRenderTrees(t *testing.T) {
 	tests := map[string]renderOptions{
 		"tree.txt":                 {Now: now},

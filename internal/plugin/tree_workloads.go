@@ -2,15 +2,20 @@ package plugin
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // The nodes of the built-in kinds Mooring's objects own. Each takes the object and
@@ -251,4 +256,116 @@ func latestJobs(jobs []*batchv1.Job, n int) []*batchv1.Job {
 		jobs = jobs[:n]
 	}
 	return jobs
+}
+
+// autoscalerNode is a HorizontalPodAutoscaler: current/desired replicas, its bounds, and
+// each resource target with the last reading ("cpu 35%/70%"). It is Active while it can
+// scale; a False AbleToScale or ScalingActive (no metrics, say) is shown with its message.
+func autoscalerNode(hpa *autoscalingv2.HorizontalPodAutoscaler) *Node {
+	n := &Node{Kind: "HorizontalPodAutoscaler", Name: hpa.Name, Created: hpa.CreationTimestamp.Time,
+		Ready: ratio(hpa.Status.CurrentReplicas, hpa.Status.DesiredReplicas), Status: "Active", State: StateOK}
+	for _, c := range hpa.Status.Conditions {
+		// AbleToScale and ScalingActive are good when True; ScalingLimited is a fact.
+		abnormal := c.Status != corev1.ConditionTrue && c.Type != autoscalingv2.ScalingLimited
+		if abnormal {
+			n.Status, n.State = "Inactive", StateWarning
+		}
+		n.Conditions = append(n.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			Since: c.LastTransitionTime.Time, Abnormal: abnormal})
+	}
+	n.Details = append(n.Details, value("replicas", fmt.Sprintf("%d-%d", ptr.Deref(hpa.Spec.MinReplicas, 1), hpa.Spec.MaxReplicas)))
+	current := map[corev1.ResourceName]int32{}
+	for _, m := range hpa.Status.CurrentMetrics {
+		if m.Resource != nil && m.Resource.Current.AverageUtilization != nil {
+			current[m.Resource.Name] = *m.Resource.Current.AverageUtilization
+		}
+	}
+	for _, m := range hpa.Spec.Metrics {
+		if m.Resource == nil || m.Resource.Target.AverageUtilization == nil {
+			n.Details = append(n.Details, value("metric", string(m.Type)))
+			continue
+		}
+		reading := "?"
+		if c, ok := current[m.Resource.Name]; ok {
+			reading = fmt.Sprintf("%d%%", c)
+		}
+		n.Details = append(n.Details, value(string(m.Resource.Name), fmt.Sprintf("%s/%d%%", reading, *m.Resource.Target.AverageUtilization)))
+	}
+	return n
+}
+
+// ingressNode is an Ingress: Ready once a controller gave it an address, Pending before
+// (no ingress controller takes it, or not yet); its hosts and address.
+func ingressNode(ing *networkingv1.Ingress) *Node {
+	n := &Node{Kind: "Ingress", Name: ing.Name, Created: ing.CreationTimestamp.Time, Status: "Pending", State: StateWarning}
+	var addrs []string
+	for _, lb := range ing.Status.LoadBalancer.Ingress {
+		if lb.IP != "" {
+			addrs = append(addrs, lb.IP)
+		} else if lb.Hostname != "" {
+			addrs = append(addrs, lb.Hostname)
+		}
+	}
+	if len(addrs) > 0 {
+		n.Status, n.State = "Ready", StateOK
+	}
+	var hosts []string
+	for _, r := range ing.Spec.Rules {
+		if r.Host != "" && !slices.Contains(hosts, r.Host) {
+			hosts = append(hosts, r.Host)
+		}
+	}
+	if len(hosts) > 0 {
+		n.Details = append(n.Details, value("hosts", strings.Join(hosts, ",")))
+	}
+	if len(ing.Spec.TLS) > 0 {
+		n.Details = append(n.Details, value("tls", "yes"))
+	}
+	if len(addrs) > 0 {
+		n.Details = append(n.Details, value("address", strings.Join(addrs, ",")))
+	}
+	return n
+}
+
+// routeNode is a Gateway API HTTPRoute: Accepted when every Gateway that reported on it
+// accepted it, NotAccepted (with the Gateway's reason) when one did not, Pending while
+// none has reported; its hostnames and Gateways.
+func routeNode(r *gatewayv1.HTTPRoute) *Node {
+	n := &Node{Kind: "HTTPRoute", Name: r.Name, Created: r.CreationTimestamp.Time, Status: "Pending", State: StateWarning}
+	accepted := 0
+	for _, p := range r.Status.Parents {
+		for _, c := range p.Conditions {
+			if c.Type != string(gatewayv1.RouteConditionAccepted) {
+				continue
+			}
+			if c.Status == metav1.ConditionTrue {
+				accepted++
+				continue
+			}
+			n.Status, n.State = "NotAccepted", StateError
+			n.Conditions = append(n.Conditions, Condition{Type: c.Type + " by " + string(p.ParentRef.Name), Status: string(c.Status),
+				Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.Time, Abnormal: true})
+		}
+	}
+	if accepted > 0 && n.State != StateError {
+		n.Status, n.State = "Accepted", StateOK
+	}
+	var hosts, gateways []string
+	for _, h := range r.Spec.Hostnames {
+		hosts = append(hosts, string(h))
+	}
+	for _, p := range r.Spec.ParentRefs {
+		gw := string(p.Name)
+		if p.Namespace != nil {
+			gw = string(*p.Namespace) + "/" + gw
+		}
+		gateways = append(gateways, gw)
+	}
+	if len(hosts) > 0 {
+		n.Details = append(n.Details, value("hosts", strings.Join(hosts, ",")))
+	}
+	if len(gateways) > 0 {
+		n.Details = append(n.Details, value("gateway", strings.Join(gateways, ",")))
+	}
+	return n
 }

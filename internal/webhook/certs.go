@@ -74,7 +74,12 @@ func AddCertRotation(mgr ctrl.Manager, o CertOptions) (<-chan struct{}, error) {
 	if err := rotator.AddRotator(mgr, cr); err != nil {
 		return nil, fmt.Errorf("add certificate rotation: %w", err)
 	}
-	if err := ensureSecret(mgr.GetConfig(), o.Secret, func() (map[string][]byte, error) { return issue(cr) }); err != nil {
+	newCerts := func() (map[string][]byte, error) { return issue(cr) }
+	if err := ensureSecret(mgr.GetConfig(), o.Secret, newCerts); err != nil {
+		return nil, err
+	}
+	// While the operator runs, a deleted or corrupted Secret is put back (see secretKeeper).
+	if err := keepSecret(mgr, o, cr.CAName, newCerts); err != nil {
 		return nil, err
 	}
 	// And its CA is in every target before the rotator starts (see injectStoredCA).
