@@ -12,8 +12,10 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -63,6 +65,9 @@ func Install(ctx context.Context, cfg *rest.Config, root string, webhookPort int
 	}
 	for _, crd := range crds {
 		if crd.GetName() == webhook.ConversionCRDName {
+			if err := pointConversionAtHost(ctx, c, crd.GetName(), base+"/convert"); err != nil {
+				return err
+			}
 			// The served versions differ in shape: the API server converts through us.
 			conversion := map[string]any{
 				"strategy": "Webhook",
@@ -96,6 +101,29 @@ func Install(ctx context.Context, cfg *rest.Config, root string, webhookPort int
 		}
 	}
 	return waitEstablished(ctx, c, crds)
+}
+
+// pointConversionAtHost makes an existing CRD that converts through a Service (the
+// chart's, left by `helm uninstall` with crds.keep) call url instead. Applying the URL
+// alone would leave the Service beside it, which the API server refuses ("exactly one of
+// url or service is required"); a merge patch replaces one with the other.
+func pointConversionAtHost(ctx context.Context, c client.Client, name, url string) error {
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); apierrors.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("get CRD %s: %w", name, err)
+	}
+	if _, found, _ := unstructured.NestedMap(crd.Object, "spec", "conversion", "webhook", "clientConfig", "service"); !found {
+		return nil
+	}
+	patch := fmt.Sprintf(`{"spec":{"conversion":{"webhook":{"clientConfig":{"service":null,"url":%q}}}}}`, url)
+	if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		return fmt.Errorf("point CRD %s's conversion at %s: %w", name, url, err)
+	}
+	return nil
 }
 
 // pointAtHost renames a generated webhook configuration as config/default does and swaps
