@@ -187,8 +187,8 @@ func TestStatusAsDeveloperAndAuditor(t *testing.T) {
 				`StatefulSet/orders `,
 				`Secret/orders-credentials +- +Unknown +- +not visible to you\n`,
 				`Secret/orders-admin +- +Unknown +- +not visible to you\n`,
-				// The shipped roles read neither autoscalers nor Ingresses (yet).
-				`\nNot visible to you \(forbidden to list\): Secrets, HorizontalPodAutoscalers, Ingresses; objects of these kinds are not shown\.\n$`,
+				// The shipped roles read every kind of child but Secrets.
+				`\nNot visible to you \(forbidden to list\): Secrets; objects of these kinds are not shown\.\n$`,
 			} {
 				if !regexp.MustCompile(want).MatchString(got) {
 					t.Errorf("output does not match %q:\n%s", want, got)

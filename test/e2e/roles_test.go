@@ -130,7 +130,8 @@ func TestUserRoles(t *testing.T) {
 	people := []string{"pods", "pods/log", "events", "events.events.k8s.io"}
 	// children: what Mooring makes, readable so that `kubectl mooring status` shows the tree.
 	children := []string{"deployments.apps", "replicasets.apps", "statefulsets.apps", "cronjobs.batch", "jobs.batch",
-		"services", "configmaps", "persistentvolumeclaims", "poddisruptionbudgets.policy"}
+		"services", "configmaps", "persistentvolumeclaims", "poddisruptionbudgets.policy",
+		"horizontalpodautoscalers.autoscaling", "ingresses.networking.k8s.io", "httproutes.gateway.networking.k8s.io"}
 	// admin: everything on Mooring's kinds in every namespace, scale, deletecollection.
 	add("alice", true, append(append(writes, reads...), "deletecollection"), kinds, a, b, "")
 	add("alice", true, []string{"update", "patch"}, []string{"apps.mooring.dev/scale", "cacheinstances.mooring.dev/scale", "databaseclusters.mooring.dev/scale"}, a, b)
