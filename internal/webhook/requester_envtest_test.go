@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -133,11 +134,17 @@ spec:
 		a.Labels = map[string]string{"team": "orders"}
 	})
 	// Adding a Secret she may not get is refused, naming the new entry only.
-	app := &mooringv1.App{}
-	must(t, alice.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "orders-worker"}, app))
-	app.Spec.Env = append(app.Spec.Env, corev1.EnvVar{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{
-		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "payments"}, Key: "token"}}})
-	err = alice.Client.Update(ctx, app)
+	// The operator writes the App too (status, finalizer): a conflict is tried again, the
+	// webhook's answer is what the test is about.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		app := &mooringv1.App{}
+		if err := alice.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "orders-worker"}, app); err != nil {
+			return err
+		}
+		app.Spec.Env = append(app.Spec.Env, corev1.EnvVar{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "payments"}, Key: "token"}}})
+		return alice.Client.Update(ctx, app)
+	})
 	expectRefused(t, err, "alice adding a Secret to bob's App",
 		`spec.env[0].valueFrom.secretKeyRef.name: Forbidden: user alice may not get secrets "payments" in namespace `+ns)
 	if strings.Contains(err.Error(), "orders-admin") {
