@@ -58,7 +58,7 @@ func readAnnotation(raw string) (beta1Only, error) {
 		default:
 			if status, ok := formerStatusFields[name]; ok {
 				problems = append(problems, fmt.Sprintf(
-					"%s is %s, which v1alpha1 has a field for and only the status subresource writes", name, status))
+					"%s is status: v1alpha1 has %s, which only the status subresource writes", name, status))
 			} else {
 				problems = append(problems, fmt.Sprintf("%q is not a field it carries", name))
 			}

@@ -170,8 +170,8 @@ func TestCheckConversionAnnotation(t *testing.T) {
 		`{"SecretName":"x"}`:                 `"SecretName" is not a field it carries`,
 		`{"replicaCount":3}`:                 `"replicaCount" is not a field it carries`,
 		`{"status":{"phase":"Running"}}`:     `"status" is not a field it carries`,
-		`{"storageSize":"100Ti"}`:            "storageSize is status.storageSize, which v1alpha1 has a field for and only the status subresource writes",
-		forged:                               "credentials is status.credentials, which v1alpha1 has a field for and only the status subresource writes; storageSize is status.storageSize",
+		`{"storageSize":"100Ti"}`:            "storageSize is status: v1alpha1 has status.storageSize, which only the status subresource writes",
+		forged:                               "credentials is status: v1alpha1 has status.credentials, which only the status subresource writes; storageSize is status",
 	} {
 		err := CheckConversionAnnotation(raw)
 		if err == nil || !strings.Contains(err.Error(), want) {
