@@ -92,6 +92,7 @@ FUZZ_EXECS ?= 1000000
 fuzz: ## Fuzz longer than `make test` (which runs only the seeds): each conversion target FUZZ_EXECS times, the builder target FUZZ_EXECS/10.
 	go test -run '^$$' -fuzz '^FuzzHubRoundTrip$$' -fuzztime $(FUZZ_EXECS)x ./api/v1alpha1
 	go test -run '^$$' -fuzz '^FuzzSpokeRoundTrip$$' -fuzztime $(FUZZ_EXECS)x ./api/v1alpha1
+	go test -run '^$$' -fuzz '^FuzzConversionAnnotation$$' -fuzztime $(FUZZ_EXECS)x ./api/v1alpha1
 	go test -run '^$$' -fuzz '^FuzzChildrenValid$$' -fuzztime $$(( $(FUZZ_EXECS) / 10 ))x ./internal/controller
 
 .PHONY: bench

@@ -10,23 +10,22 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
-// ConversionAnnotation carries, on a v1alpha1 object, the v1beta1 fields v1alpha1 has no
-// place for, so that v1beta1 → v1alpha1 → v1beta1 loses nothing (the Cluster API way).
+// ConversionAnnotation carries, on a v1alpha1 object, the v1beta1 spec fields v1alpha1
+// has no place for (storage, secretName, deletionPolicy), so that v1beta1 → v1alpha1 →
+// v1beta1 loses nothing (the Cluster API way). It never carries status: anyone who may
+// update the object may write it, and status is for the status subresource to write.
+// v1alpha1 has every status field of its own.
 const ConversionAnnotation = "mooring.dev/v1beta1-fields"
 
-// beta1Only are the v1beta1 fields v1alpha1 lacks.
+// beta1Only are the v1beta1 spec fields v1alpha1 lacks: all the annotation carries.
 type beta1Only struct {
 	Storage        *v1beta1.StorageSpec   `json:"storage,omitempty"`
 	SecretName     string                 `json:"secretName,omitempty"`
 	DeletionPolicy v1beta1.DeletionPolicy `json:"deletionPolicy,omitempty"`
-	StorageSize    *resource.Quantity     `json:"storageSize,omitempty"`
-	// Credentials is status, kept so that a status write in v1alpha1 does not make
-	// Mooring take the Secret's credentials for the database's.
-	Credentials *v1beta1.DatabaseCredentialsStatus `json:"credentials,omitempty"`
 }
 
 func (b beta1Only) empty() bool {
-	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == "" && b.StorageSize == nil && b.Credentials == nil
+	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == ""
 }
 
 // ConvertTo converts this v1alpha1 DatabaseCluster to the v1beta1 hub.
@@ -64,26 +63,34 @@ func (src *DatabaseCluster) ConvertTo(hub conversion.Hub) error {
 	if r := src.Status.RestoredFrom; r != nil {
 		dst.Status.RestoredFrom = &v1beta1.RestoredFromStatus{Backup: r.Backup, Dump: r.Dump, Time: r.Time.DeepCopy()}
 	}
+	dst.Status.StorageSize = copyQuantity(src.Status.StorageSize)
+	if c := src.Status.Credentials; c != nil {
+		dst.Status.Credentials = &v1beta1.DatabaseCredentialsStatus{Revision: c.Revision, Hash: c.Hash, AdminHash: c.AdminHash}
+	}
 
 	raw, found := dst.Annotations[ConversionAnnotation]
 	if !found {
 		return nil
 	}
-	delete(dst.Annotations, ConversionAnnotation)
-	if len(dst.Annotations) == 0 {
-		dst.Annotations = nil
-	}
-	var extra beta1Only
-	if err := json.Unmarshal([]byte(raw), &extra); err != nil {
-		return fmt.Errorf("read annotation %s: %w", ConversionAnnotation, err)
+	// Only the spec fields it carries are taken from the annotation, never status. One
+	// that cannot be read (in full) is not an error of conversion, which would fail every
+	// read and write of the object with an InternalError: what can be read of it is taken
+	// (an object stored as v1alpha1 by an older Mooring, which wrote status there too,
+	// keeps its spec), and it stays, on the v1beta1 object too, where the validating
+	// webhook (which sees every request in v1beta1) refuses it, naming the annotation and
+	// what is wrong with it.
+	extra, err := readAnnotation(raw)
+	if err == nil {
+		delete(dst.Annotations, ConversionAnnotation)
+		if len(dst.Annotations) == 0 {
+			dst.Annotations = nil
+		}
 	}
 	if extra.Storage != nil {
 		dst.Spec.Storage = *extra.Storage
 	}
 	dst.Spec.SecretName = extra.SecretName
 	dst.Spec.DeletionPolicy = extra.DeletionPolicy
-	dst.Status.StorageSize = extra.StorageSize
-	dst.Status.Credentials = extra.Credentials
 	return nil
 }
 
@@ -124,12 +131,27 @@ func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
 	if r := src.Status.RestoredFrom; r != nil {
 		dst.Status.RestoredFrom = &RestoredFromStatus{Backup: r.Backup, Dump: r.Dump, Time: r.Time.DeepCopy()}
 	}
+	dst.Status.StorageSize = copyQuantity(src.Status.StorageSize)
+	if c := src.Status.Credentials; c != nil {
+		dst.Status.Credentials = &DatabaseCredentialsStatus{Revision: c.Revision, Hash: c.Hash, AdminHash: c.AdminHash}
+	}
 
+	// A v1beta1 object carries the annotation only when conversion could not read it (or
+	// a v1beta1 client wrote it). One that cannot be read goes back as it came: within one
+	// request the API server converts to v1beta1 for the mutating webhook and back, and
+	// the validating webhook must still see it to refuse it.
+	if raw, found := src.Annotations[ConversionAnnotation]; found {
+		if CheckConversionAnnotation(raw) != nil {
+			return nil
+		}
+		delete(dst.Annotations, ConversionAnnotation)
+		if len(dst.Annotations) == 0 {
+			dst.Annotations = nil
+		}
+	}
 	extra := beta1Only{
 		SecretName:     src.Spec.SecretName,
 		DeletionPolicy: src.Spec.DeletionPolicy,
-		StorageSize:    src.Status.StorageSize,
-		Credentials:    src.Status.Credentials.DeepCopy(),
 	}
 	if src.Spec.Storage.Size != nil || src.Spec.Storage.StorageClassName != nil {
 		extra.Storage = src.Spec.Storage.DeepCopy()
@@ -170,6 +192,14 @@ func bootstrapFrom(src *v1beta1.BootstrapSpec) *BootstrapSpec {
 		dst.Backup = &BootstrapBackup{Name: b.Name, Dump: b.Dump}
 	}
 	return dst
+}
+
+func copyQuantity(q *resource.Quantity) *resource.Quantity {
+	if q == nil {
+		return nil
+	}
+	c := q.DeepCopy()
+	return &c
 }
 
 func copyPtr[T any](p *T) *T {

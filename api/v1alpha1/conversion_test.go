@@ -82,10 +82,23 @@ func TestConvertBootstrapAndInstances(t *testing.T) {
 	}
 }
 
-// fill makes a random v1beta1 DatabaseCluster from fuzz input. Quantities are filled as
-// real quantities: random bytes in their private fields are not objects a client can make.
+// fill makes a random v1beta1 DatabaseCluster from fuzz input, without the conversion
+// annotation.
 func fill(data []byte) *v1beta1.DatabaseCluster {
-	f := randfill.NewFromGoFuzz(data).NilChance(0.3).Funcs(
+	obj := &v1beta1.DatabaseCluster{}
+	filler(data).Fill(obj)
+	obj.TypeMeta = metav1.TypeMeta{}
+	delete(obj.Annotations, ConversionAnnotation)
+	if len(obj.Annotations) == 0 {
+		obj.Annotations = nil
+	}
+	return obj
+}
+
+// filler fills objects from fuzz input. Quantities are filled as real quantities: random
+// bytes in their private fields are not objects a client can make.
+func filler(data []byte) *randfill.Filler {
+	return randfill.NewFromGoFuzz(data).NilChance(0.3).Funcs(
 		func(q *resource.Quantity, c randfill.Continue) {
 			*q = *resource.NewQuantity(c.Int63n(1<<40), resource.BinarySI)
 		},
@@ -93,13 +106,14 @@ func fill(data []byte) *v1beta1.DatabaseCluster {
 			*tm = metav1.Unix(c.Int63n(1<<32), 0)
 		},
 	)
-	obj := &v1beta1.DatabaseCluster{}
-	f.Fill(obj)
+}
+
+// fillSpoke makes a random v1alpha1 DatabaseCluster from fuzz input, its annotations as
+// filled (the conversion annotation among them only by chance).
+func fillSpoke(data []byte) *DatabaseCluster {
+	obj := &DatabaseCluster{}
+	filler(data).Fill(obj)
 	obj.TypeMeta = metav1.TypeMeta{}
-	delete(obj.Annotations, ConversionAnnotation)
-	if len(obj.Annotations) == 0 {
-		obj.Annotations = nil
-	}
 	return obj
 }
 
@@ -132,11 +146,7 @@ func FuzzSpokeRoundTrip(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		orig := &DatabaseCluster{}
-		randfill.NewFromGoFuzz(data).NilChance(0.3).Funcs(func(tm *metav1.Time, c randfill.Continue) {
-			*tm = metav1.Unix(c.Int63n(1<<32), 0)
-		}).Fill(orig)
-		orig.TypeMeta = metav1.TypeMeta{}
+		orig := fillSpoke(data)
 		delete(orig.Annotations, ConversionAnnotation)
 		if len(orig.Annotations) == 0 {
 			orig.Annotations = nil

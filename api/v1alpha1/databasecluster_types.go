@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -100,6 +101,39 @@ type DatabaseClusterStatus struct {
 	// RestoredFrom names the Backup dump the cluster's data came from (spec.bootstrap).
 	// +optional
 	RestoredFrom *RestoredFromStatus `json:"restoredFrom,omitempty"`
+
+	// StorageSize is the size the data volumes were last grown to.
+	// +optional
+	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
+
+	// Credentials says which credentials the database has: what bound Apps follow.
+	// +optional
+	Credentials *DatabaseCredentialsStatus `json:"credentials,omitempty"`
+}
+
+// DatabaseCredentialsStatus records which credentials the database has, as fingerprints:
+// never the values.
+type DatabaseCredentialsStatus struct {
+	// Revision is 1 for the credentials the database was set up with and one more each
+	// time Mooring has changed the database to the credentials Secret's username and
+	// password. It advances only once the database has them, so an App bound to the
+	// cluster rolls its pods onto new credentials when it changes, not when the Secret
+	// does.
+	// +kubebuilder:validation:Minimum=1
+	Revision int64 `json:"revision"`
+
+	// Hash is a keyed fingerprint (HMAC-SHA-256, keyed with the superuser password) of
+	// the username and password the database has as of Revision.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Hash string `json:"hash,omitempty"`
+
+	// AdminHash is a fingerprint (PBKDF2-SHA-256) of the superuser password the database
+	// has, the one in the Secret <name>-admin. Remove it to make Mooring take the
+	// Secret's current password as the database's, after changing it in both yourself.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	AdminHash string `json:"adminHash,omitempty"`
 }
 
 // InstanceStatus is what one database pod's instance manager reports.

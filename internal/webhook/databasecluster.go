@@ -227,6 +227,7 @@ func validateFields(old, db *v1beta1.DatabaseCluster) field.ErrorList {
 			errs = append(errs, field.Invalid(spec.Child("storage", "storageClassName"), *name, msg))
 		}
 	}
+	errs = append(errs, validateConversionAnnotation(old, db)...)
 	return errs
 }
 

@@ -182,7 +182,7 @@ func checkStoredAs(t *testing.T, apiVersion string) {
 // readBothVersions returns what users wrote of every DatabaseCluster (uid, labels,
 // annotations, spec) as each version serves it, by "<version>/<name>". Left out: status,
 // which the operator keeps changing, and the annotation in which v1alpha1 carries the
-// fields only v1beta1 has (status among them): it is derived from the v1beta1 object,
+// spec fields only v1beta1 has: it is derived from the v1beta1 object,
 // whose spec is compared in full.
 func readBothVersions(t *testing.T) map[string]map[string]any {
 	t.Helper()
