@@ -19,7 +19,7 @@ func Setup(mgr ctrl.Manager) error {
 		return err
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &mooringv1.Backup{}).
-		WithValidator(BackupValidator{Reviewer: mgr.GetClient()}).
+		WithValidator(BackupValidator{Reader: mgr.GetAPIReader(), Reviewer: mgr.GetClient()}).
 		Complete(); err != nil {
 		return err
 	}

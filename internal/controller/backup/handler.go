@@ -25,6 +25,7 @@ import (
 	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/webhook"
 )
 
 // +kubebuilder:rbac:groups=mooring.dev,resources=backups,verbs=get;list;watch;update;patch
@@ -73,7 +74,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	o := observed{jobs: jobs}
+	o := observed{jobs: jobs, scheduleProblem: scheduleProblem(s)}
 	db, err := runningDatabase(ctx, s, &o)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -105,6 +106,11 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 	}
 	target := database.DumpTarget(db)
 	cronJob := CronJob(b, target)
+	if o.scheduleProblem != "" {
+		// A schedule that runs every second would start a Job a second; one that never
+		// runs, none. Suspended, the CronJob keeps its history; backup-now still works.
+		cronJob.Spec.Suspend = ptr.To(true)
+	}
 	if err := s.Apply(ctx, cronJob); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -114,6 +120,23 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 	}
 	derive(s, o)
 	return ctrl.Result{}, nil
+}
+
+// scheduleProblem says why the Backup's schedule cannot run ("" when it can), with a
+// Warning event when that is new: the webhook refuses such schedules, but a Backup
+// admitted before it checked them keeps its schedule until edited.
+func scheduleProblem(s *engine.Scope[*mooringv1.Backup]) string {
+	b := s.Object
+	err := webhook.ValidateSchedule(b.Spec.Schedule)
+	if err == nil {
+		return ""
+	}
+	msg := fmt.Sprintf("spec.schedule %q %s; the CronJob is suspended until the schedule is changed (the %s annotation still takes a backup).",
+		b.Spec.Schedule, err.Error(), mooringv1.BackupNowAnnotation)
+	if !engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonInvalidSchedule) {
+		s.Event(corev1.EventTypeWarning, ReasonInvalidSchedule, "Reconcile", msg)
+	}
+	return msg
 }
 
 // suspendWhileGone suspends the CronJob of a Backup whose database no longer exists or is

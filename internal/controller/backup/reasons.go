@@ -22,4 +22,5 @@ const (
 	ReasonNothingToClean     = "NothingToClean"
 	ReasonDumpsRetained      = "DumpsRetained"
 	ReasonCronJobSuspended   = "CronJobSuspended"
+	ReasonInvalidSchedule    = "InvalidSchedule"
 )

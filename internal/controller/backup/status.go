@@ -21,6 +21,10 @@ type observed struct {
 	// databaseGone is true when the database does not exist or is being deleted: no later
 	// run can succeed, so the schedule is suspended.
 	databaseGone bool
+	// scheduleProblem says why spec.schedule cannot run (it never comes round, or runs
+	// more often than backups can finish): a Backup admitted before the webhook checked
+	// that. Empty when the schedule is fine.
+	scheduleProblem string
 	// cronJob is the live CronJob, nil before there is one.
 	cronJob *batchv1.CronJob
 	// jobs are the Backup's dump Jobs, scheduled and on demand (cleanup Jobs aside).
@@ -127,8 +131,12 @@ type verdict struct {
 }
 
 // phaseChecks decide the phase, first match wins: nothing can run without the database;
-// a suspended schedule is what the user asked for; then the last backup's outcome.
+// a suspended schedule is what the user asked for; then the last backup's outcome. A
+// schedule that cannot run comes first: nothing else makes the Backup work.
 var phaseChecks = []func(b *mooringv1.Backup, o observed, lastFailed bool) (verdict, bool){
+	func(_ *mooringv1.Backup, o observed, _ bool) (verdict, bool) {
+		return verdict{mooringv1.BackupFailed, metav1.ConditionFalse, ReasonInvalidSchedule, o.scheduleProblem}, o.scheduleProblem != ""
+	},
 	func(_ *mooringv1.Backup, o observed, _ bool) (verdict, bool) {
 		return verdict{mooringv1.BackupPending, metav1.ConditionFalse, o.waitReason, o.waitMessage}, o.waitReason != ""
 	},

@@ -43,6 +43,16 @@ func TestDeriveStatus(t *testing.T) {
 			backup: newBackup(nil), o: observed{waitReason: ReasonDatabaseNotFound, waitMessage: "no db"},
 			phase: mooringv1.BackupPending, ready: metav1.ConditionFalse, lastOK: metav1.ConditionUnknown,
 		},
+		"schedule that never runs": {
+			backup: newBackup(nil), o: observed{cronJob: &batchv1.CronJob{}, scheduleProblem: "spec.schedule never runs"},
+			phase: mooringv1.BackupFailed, ready: metav1.ConditionFalse, lastOK: metav1.ConditionUnknown,
+		},
+		"schedule too frequent, suspended, after a success": {
+			backup: newBackup(func(b *mooringv1.Backup) { b.Spec.Suspend = true }),
+			o:      observed{scheduleProblem: "runs every 1s", jobs: []batchv1.Job{job("nightly-1", 0, batchv1.JobComplete, 2)}},
+			phase:  mooringv1.BackupFailed, ready: metav1.ConditionFalse, lastOK: metav1.ConditionTrue,
+			lastJob: "nightly-1", success: timePtr(at(2)),
+		},
 		"scheduled, nothing run yet": {
 			backup: newBackup(nil), o: observed{cronJob: &batchv1.CronJob{}},
 			phase: mooringv1.BackupScheduled, ready: metav1.ConditionTrue, lastOK: metav1.ConditionUnknown,
