@@ -123,6 +123,9 @@ func validateAppUpdate(old, app *mooringv1.App, more ...*field.Error) error {
 	// What the schema and the checks above let through but the children would not take.
 	errs = append(errs, ratchet(childErrors, app, old)...)
 	errs = append(errs, ratchet(baselineErrors, app, old)...)
+	errs = append(errs, ratchet(bindingEnvErrors, app, old)...)
+	errs = append(errs, ratchet(boundsErrors, app, old)...)
+	errs = append(errs, ratchet(referenceErrors, app, old)...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(mooringv1.GroupVersion.WithKind("App").GroupKind(), app.Name, errs)
 	}
