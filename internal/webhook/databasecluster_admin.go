@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,8 +42,8 @@ func IsAdminSecretOf(m metav1.Object, clusterName string) bool {
 // password under the cluster that owns it. The error is for a failed lookup.
 func validateSecretNameNotAdmin(ctx context.Context, reader client.Reader, db *v1beta1.DatabaseCluster) (field.ErrorList, error) {
 	name := db.Spec.SecretName
-	if !strings.HasSuffix(name, adminSecretSuffix) {
-		return nil, nil
+	if !strings.HasSuffix(name, adminSecretSuffix) || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return nil, nil // an invalid name is refused by validateFields, not looked up
 	}
 	path := field.NewPath("spec", "secretName")
 	refuse := func(whose string) field.ErrorList {
