@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -150,5 +151,32 @@ func TestValidateSecretNameNotAdmin(t *testing.T) {
 				t.Fatalf("%v does not name spec.secretName with %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// Every kind checks an image reference with validateImage: the CacheInstance refuses what
+// the App refuses, and keeps taking changes with an image it already had.
+func TestCacheInstanceImageLikeApp(t *testing.T) {
+	for image, ok := range map[string]bool{
+		"Memcached:1.6": false, "memcached:1.6": true, "registry.example.com/mirror/memcached:1.6.38": true,
+		"memcached:": false, "memcached@sha256:abc": false, "": true,
+	} {
+		c := &mooringv1.CacheInstance{ObjectMeta: metav1.ObjectMeta{Name: "sessions"}, Spec: mooringv1.CacheInstanceSpec{Image: image}}
+		_, err := CacheInstanceValidator{}.ValidateCreate(context.Background(), c)
+		if ok != (err == nil) {
+			t.Errorf("CacheInstance image %q: %v, want accepted %v", image, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "spec.image") {
+			t.Errorf("CacheInstance image %q: %v does not name spec.image", image, err)
+		}
+		if image != "" {
+			appErr := validateApp(&mooringv1.App{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: mooringv1.AppSpec{Image: image}})
+			if (appErr == nil) != (err == nil) {
+				t.Errorf("image %q: App %v, CacheInstance %v: want the same answer", image, appErr, err)
+			}
+		}
+		if _, err := (CacheInstanceValidator{}).ValidateUpdate(context.Background(), c.DeepCopy(), c); err != nil {
+			t.Errorf("an unchanged image %q is refused: %v", image, err)
+		}
 	}
 }
