@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -113,16 +112,16 @@ func validateApp(app *mooringv1.App) error { return validateAppUpdate(nil, app) 
 // has been failing, or its pods running, with it since), only for a new one.
 func validateAppUpdate(old, app *mooringv1.App, more ...*field.Error) error {
 	errs := append(field.ErrorList{}, more...)
-	if _, err := reference.ParseNormalizedNamed(app.Spec.Image); err != nil {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "image"), app.Spec.Image,
-			"must be an image reference such as nginx:1.27 or registry.example.com/team/api@sha256:<digest>: "+err.Error()))
-	}
+	errs = append(errs, validateImage(field.NewPath("spec", "image"), app.Spec.Image)...)
 	errs = append(errs, validatePodSecurityContext(app.Spec.SecurityContext, field.NewPath("spec", "securityContext"))...)
 	errs = append(errs, validateEnv(app.Spec.Env, field.NewPath("spec", "env"))...)
 	errs = append(errs, validateResources(app.Spec.Resources, field.NewPath("spec", "resources"))...)
 	// What the schema and the checks above let through but the children would not take.
 	errs = append(errs, ratchet(childErrors, app, old)...)
 	errs = append(errs, ratchet(baselineErrors, app, old)...)
+	errs = append(errs, ratchet(bindingEnvErrors, app, old)...)
+	errs = append(errs, ratchet(boundsErrors, app, old)...)
+	errs = append(errs, ratchet(referenceErrors, app, old)...)
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(mooringv1.GroupVersion.WithKind("App").GroupKind(), app.Name, errs)
 	}

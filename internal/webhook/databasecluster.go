@@ -71,6 +71,11 @@ func (v DatabaseClusterValidator) ValidateCreate(ctx context.Context, db *v1beta
 	if err != nil {
 		return nil, err
 	}
+	adminErrs, err := validateSecretNameNotAdmin(ctx, v.Reader, db)
+	if err != nil {
+		return nil, err
+	}
+	bootstrapErrs = append(bootstrapErrs, adminErrs...)
 	denied, err := checkReferences(ctx, v.Reviewer, db.Namespace, databaseClusterReferences(db))
 	if err != nil {
 		return nil, err
@@ -130,6 +135,13 @@ func (v DatabaseClusterValidator) ValidateUpdate(ctx context.Context, old, db *v
 		newReferences(databaseClusterReferences(db), databaseClusterReferences(old)))
 	if err != nil {
 		return nil, err
+	}
+	if db.Spec.SecretName != old.Spec.SecretName {
+		adminErrs, err := validateSecretNameNotAdmin(ctx, v.Reader, db)
+		if err != nil {
+			return nil, err
+		}
+		denied = append(denied, adminErrs...)
 	}
 	return nil, invalid(db, append(validateDatabaseClusterUpdate(old, db, requestVersion(ctx)), denied...))
 }

@@ -7,6 +7,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -153,8 +154,8 @@ func resolveBindings(ctx context.Context, reader client.Reader, ns string, refs 
 	var out []objectRef
 	for _, r := range refs {
 		out = append(out, r)
-		if r.binding == "" {
-			continue
+		if r.binding == "" || len(validation.IsDNS1123Subdomain(r.name)) > 0 {
+			continue // a name that is no object's is refused by referenceErrors, not looked up
 		}
 		if reader == nil {
 			return nil, errors.New("the webhook has no reader to look up binding targets with")

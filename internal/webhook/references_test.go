@@ -153,9 +153,9 @@ func TestDatabaseAndBackupReferences(t *testing.T) {
 	if _, err := v.ValidateCreate(asUser("dave"), db); err != nil || len(s.asked) != 0 {
 		t.Fatalf("a cluster with the default Secret: %v, reviews %v", err, s.asked)
 	}
-	db.Spec.SecretName = "payments-admin"
+	db.Spec.SecretName = "payments-owner"
 	_, err := v.ValidateCreate(asUser("dave"), db)
-	if err == nil || !strings.Contains(err.Error(), `spec.secretName: Forbidden: user dave may not get secrets "payments-admin" in namespace shop`) {
+	if err == nil || !strings.Contains(err.Error(), `spec.secretName: Forbidden: user dave may not get secrets "payments-owner" in namespace shop`) {
 		t.Fatalf("a cluster naming a Secret its user may not get = %v", err)
 	}
 

@@ -7,14 +7,19 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
-// Setup registers every webhook with the manager's webhook server: App and Backup
-// validation, DatabaseCluster defaulting and validation, and DatabaseCluster conversion
+// Setup registers every webhook with the manager's webhook server: App, CacheInstance and
+// Backup validation, DatabaseCluster defaulting and validation, and DatabaseCluster conversion
 // (/convert, registered because v1beta1 is a Hub and v1alpha1 Convertible). The
 // validators read through the API reader and review the requester's rights through the
 // manager's client, which creates SubjectAccessReviews directly (no cache).
 func Setup(mgr ctrl.Manager) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &mooringv1.App{}).
 		WithValidator(AppValidator{Reader: mgr.GetAPIReader(), Reviewer: mgr.GetClient()}).
+		Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &mooringv1.CacheInstance{}).
+		WithValidator(CacheInstanceValidator{}).
 		Complete(); err != nil {
 		return err
 	}

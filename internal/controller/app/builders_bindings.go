@@ -3,12 +3,13 @@ package app
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"path"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/bindingenv"
 )
 
 const (
@@ -22,8 +23,8 @@ const (
 	// files follow changes by themselves, variables are read only at start.
 	BindingsChecksumAnnotation = "mooring.dev/bindings-checksum"
 	// Binding entries the credentials Secret holds.
-	usernameKey = "username"
-	passwordKey = "password"
+	usernameKey = bindingenv.UsernameKey
+	passwordKey = bindingenv.PasswordKey
 )
 
 // Resolved is what an App's children depend on beyond its spec, looked up by the handler:
@@ -87,30 +88,36 @@ func bindingVolumes(r Resolved) []corev1.Volume {
 
 // EnvPrefix is the prefix of a binding's environment variables: its name upper-cased,
 // "-" as "_".
-func EnvPrefix(bindingName string) string {
-	return strings.ToUpper(strings.ReplaceAll(bindingName, "-", "_")) + "_"
-}
+func EnvPrefix(bindingName string) string { return bindingenv.Prefix(bindingName) }
 
 // bindingEnv is SERVICE_BINDING_ROOT and, for bindings with env, one variable per entry,
-// each a reference to the ConfigMap or Secret (never a value).
+// each a reference to the ConfigMap or Secret (never a value). A variable spec.env also
+// sets is left out: the App's own value wins (the webhook refuses new Apps that set
+// both, but one admitted before it did must still build a valid Deployment);
+// ShadowedBindingEnv names them.
 func bindingEnv(app *mooringv1.App, r Resolved) []corev1.EnvVar {
 	if len(app.Spec.Bindings) == 0 {
 		return nil
 	}
+	own := specEnvNames(app)
 	out := []corev1.EnvVar{{Name: BindingRootEnvVar, Value: BindingRoot}}
+	add := func(v corev1.EnvVar) {
+		if !own[v.Name] {
+			out = append(out, v)
+		}
+	}
 	for _, b := range r.Bindings {
 		if !b.Env {
 			continue
 		}
-		prefix := EnvPrefix(b.Name)
 		for _, k := range b.Keys {
-			out = append(out, corev1.EnvVar{Name: prefix + envKey(k), ValueFrom: &corev1.EnvVarSource{
+			add(corev1.EnvVar{Name: bindingenv.Name(b.Name, k), ValueFrom: &corev1.EnvVarSource{
 				ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: b.ConfigMap}, Key: k},
 			}})
 		}
 		if b.Secret != "" {
 			for _, k := range []string{usernameKey, passwordKey} {
-				out = append(out, corev1.EnvVar{Name: prefix + envKey(k), ValueFrom: &corev1.EnvVarSource{
+				add(corev1.EnvVar{Name: bindingenv.Name(b.Name, k), ValueFrom: &corev1.EnvVarSource{
 					SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: b.Secret}, Key: k},
 				}})
 			}
@@ -119,7 +126,35 @@ func bindingEnv(app *mooringv1.App, r Resolved) []corev1.EnvVar {
 	return out
 }
 
-func envKey(k string) string { return strings.ToUpper(strings.ReplaceAll(k, "-", "_")) }
+func specEnvNames(app *mooringv1.App) map[string]bool {
+	own := map[string]bool{}
+	for _, e := range app.Spec.Env {
+		own[e.Name] = true
+	}
+	return own
+}
+
+// ShadowedBindingEnv are the variables of env bindings that spec.env sets too, as
+// "<VARIABLE> (spec.bindings[<i>] <name>)", in order; the pods get spec.env's value.
+func ShadowedBindingEnv(app *mooringv1.App, r Resolved) []string {
+	own := specEnvNames(app)
+	var out []string
+	for i, b := range r.Bindings {
+		if !b.Env {
+			continue
+		}
+		keys := append([]string(nil), b.Keys...)
+		if b.Secret != "" {
+			keys = append(keys, usernameKey, passwordKey)
+		}
+		for _, k := range keys {
+			if n := bindingenv.Name(b.Name, k); own[n] {
+				out = append(out, fmt.Sprintf("%s (spec.bindings[%d] %s)", n, i, b.Name))
+			}
+		}
+	}
+	return out
+}
 
 // envChecksum hashes the versions of the bindings that set environment variables; "" when
 // none does.

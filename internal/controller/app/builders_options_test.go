@@ -378,3 +378,41 @@ func TestURL(t *testing.T) {
 		})
 	}
 }
+
+// An App admitted before the webhook refused it, whose spec.env sets a variable its env
+// binding sets too, still builds a Deployment the API server takes (no duplicate entry):
+// spec.env's value wins, and ShadowedBindingEnv names what was left out.
+func TestDeploymentBindingEnvShadowedBySpecEnv(t *testing.T) {
+	dbBinding, cacheBinding, withBindings := bindingFixtures()
+	app := newApp(func(a *mooringv1.App) {
+		withBindings(a)
+		a.Spec.Env = []corev1.EnvVar{{Name: "ORDERS_DB_PASSWORD", Value: "literal"}, {Name: "ORDERS_DB_HOST", Value: "h"}, {Name: "OTHER", Value: "x"}}
+	})
+	r := Resolved{Bindings: []ResolvedBinding{dbBinding, cacheBinding}}
+	seen := map[string]int{}
+	var password corev1.EnvVar
+	for _, e := range container(Deployment(app, r)).Env {
+		seen[e.Name]++
+		if e.Name == "ORDERS_DB_PASSWORD" {
+			password = e
+		}
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Errorf("%s appears %d times in the container's env", name, n)
+		}
+	}
+	if password.Value != "literal" || password.ValueFrom != nil {
+		t.Errorf("ORDERS_DB_PASSWORD = %+v, want spec.env's literal", password)
+	}
+	if seen["ORDERS_DB_PORT"] != 1 || seen["ORDERS_DB_USERNAME"] != 1 {
+		t.Errorf("binding variables spec.env does not set were dropped: %v", seen)
+	}
+	want := []string{"ORDERS_DB_HOST (spec.bindings[0] orders-db)", "ORDERS_DB_PASSWORD (spec.bindings[0] orders-db)"}
+	if got := ShadowedBindingEnv(app, r); !slices.Equal(got, want) {
+		t.Errorf("ShadowedBindingEnv = %q, want %q", got, want)
+	}
+	if got := ShadowedBindingEnv(newApp(withBindings), r); got != nil {
+		t.Errorf("ShadowedBindingEnv without spec.env = %q, want none", got)
+	}
+}

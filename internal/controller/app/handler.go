@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -108,6 +109,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctr
 		}
 	}
 	children := Children(app, r)
+	setBindingEnvShadowed(app, ShadowedBindingEnv(app, r))
 	for _, child := range children {
 		var opts []engine.ApplyOption
 		if _, ok := child.(*appsv1.Deployment); ok {
@@ -128,6 +130,18 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctr
 		return engine.RequeueAfter(gatewayRecheck), nil
 	}
 	return ctrl.Result{}, nil
+}
+
+// setBindingEnvShadowed reports the binding variables spec.env hides (see
+// ConditionBindingEnvShadowed).
+func setBindingEnvShadowed(app *mooringv1.App, shadowed []string) {
+	if len(shadowed) == 0 {
+		meta.RemoveStatusCondition(app.StatusConditions(), ConditionBindingEnvShadowed)
+		return
+	}
+	engine.SetCondition(app, ConditionBindingEnvShadowed, metav1.ConditionTrue, ReasonSpecEnvWins,
+		"spec.env sets "+strings.Join(shadowed, ", ")+": the pods get spec.env's value, not the binding's. "+
+			"Remove the entry from spec.env, or rename the binding, to use the binding's value.")
 }
 
 // liveChild reads the App's child of obj's kind (named like the App) into obj; nil when

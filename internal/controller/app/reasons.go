@@ -18,6 +18,11 @@ const (
 	// FailedGetResourceMetric: the pods request no CPU or memory for a utilization target),
 	// Unknown until it reports. The pods may all run meanwhile, so Ready does not say it.
 	ConditionAutoscaling = "Autoscaling"
+	// ConditionBindingEnvShadowed is True (reason SpecEnvWins) while spec.env sets a
+	// variable an env binding sets too: the pods get spec.env's value and not the
+	// binding's. The webhook refuses that on new Apps; this reports the ones admitted
+	// before it did. Absent otherwise.
+	ConditionBindingEnvShadowed = "BindingEnvShadowed"
 )
 
 // Condition and event reasons.
@@ -37,6 +42,7 @@ const (
 	ReasonBindingNotFound        = "BindingNotFound"
 	ReasonBindingNotRunning      = "BindingNotRunning"
 	ReasonBindingDegraded        = "BindingDegraded"
+	ReasonSpecEnvWins            = "SpecEnvWins"
 	ReasonWaiting                = "WaitingForReferences"
 	ReasonAutoscalerPending      = "AutoscalerPending"
 	ReasonAutoscalerActive       = "ScalingActive"

@@ -14,11 +14,12 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/instance"
+	"github.com/mooringhq/mooring/internal/webhook"
 )
 
 const (
 	// Component is the app.kubernetes.io/component of a DatabaseCluster's children.
-	Component = "database"
+	Component = webhook.DatabaseComponent
 	// DataVolume is the name of the volumeClaimTemplate; PVCs are data-<name>-<index>.
 	DataVolume = "data"
 	// UsernameKey is the user name's key in the credentials Secret.
