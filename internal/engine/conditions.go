@@ -8,6 +8,10 @@ const (
 	ConditionProgressing = "Progressing"
 	// ConditionPaused is True while the pause annotation stops reconciliation.
 	ConditionPaused = "Paused"
+	// ConditionContested is True while another writer keeps changing a field of a child
+	// that Mooring sets; its message names the field, the other field manager and how
+	// often it changed it (contested.go).
+	ConditionContested = "Contested"
 )
 
 // Condition reasons the engine itself sets; kinds add their own in their packages.
@@ -20,6 +24,8 @@ const (
 	ReasonPaused = "PausedByAnnotation"
 	// ReasonDeleting: the object is being deleted and its finalizer has work left.
 	ReasonDeleting = "Deleting"
+	// ReasonOtherWriter: another field manager changes a child's field Mooring sets.
+	ReasonOtherWriter = "OtherWriter"
 )
 
 // Annotations understood by the engine.
@@ -51,4 +57,7 @@ const (
 	EventInvalidSpec    = "InvalidSpec"
 	EventPaused         = "Paused"
 	EventFinalizing     = "Finalizing"
+	// EventContestedField: once per backoff window of a field another writer keeps
+	// changing (contested.go).
+	EventContestedField = "ContestedField"
 )

@@ -41,6 +41,7 @@ type Reconciler[T Object] struct {
 	optional *optionalKinds
 	onDemand *onDemandWatches
 	writes   *ownWrites
+	contests *contests
 }
 
 // Options configure a Reconciler.
@@ -80,6 +81,7 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 		optional:  optional,
 		onDemand:  newOnDemandWatches(opts.OnDemand),
 		writes:    newOwnWrites(),
+		contests:  newContests(DefaultContestBackoff),
 	}
 	gvk, err := apiutil.GVKForObject(handler.NewObject(), mgr.GetScheme())
 	if err != nil {
@@ -122,13 +124,16 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 	defer func() { endReconcile(span, obj, res, retErr) }()
 	log := ctrl.LoggerFrom(ctx)
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.contests.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s := &Scope[T]{
 		Object: obj, Client: r.client, Log: log,
 		reader: r.reader, scheme: r.client.Scheme(), recorder: r.recorder,
 		component: r.component, applied: map[childKey]struct{}{}, optional: r.optional, onDemand: r.onDemand,
-		writes: r.writes,
+		writes: r.writes, contests: r.contests,
 	}
 	before := obj.DeepCopyObject().(T)
 
@@ -171,6 +176,8 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 	if err != nil {
 		return res, err
 	}
+	r.setContested(obj)
+	res = soonest(res, s.requeueAfter)
 	if err := s.prune(ctx, r.owns); err != nil {
 		return res, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -46,6 +47,10 @@ type Scope[T Object] struct {
 	// changes lists what this reconcile did to children ("Deployment web created"); the
 	// engine reports them in one event when the reconcile ends.
 	changes []change
+	// contests tracks children's fields other writers keep changing (contested.go), and
+	// requeueAfter is when the reconcile asks to run again because of them.
+	contests     *contests
+	requeueAfter time.Duration
 }
 
 // StartWatch starts the kind's on-demand watch of that name (Options.OnDemand) unless it
@@ -167,6 +172,16 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 	}
 	if isSubset(want, have) {
 		childWrites.WithLabelValues(gvk.Kind, "skipped").Inc()
+		s.calm(gvk, desired.GetName())
+		reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
+		return nil
+	}
+	// Another writer's change of a field it keeps changing is restored with backoff.
+	hold, reported, err := s.holdDrift(ctx, gvk, liveObj, want, have)
+	if err != nil {
+		return err
+	}
+	if hold {
 		reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
 		return nil
 	}
@@ -178,7 +193,15 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 			return err
 		}
 	}
-	return s.apply(ctx, gvk, desired, want)
+	if err := s.apply(ctx, gvk, desired, want); err != nil {
+		return err
+	}
+	if reported {
+		// Its ContestedField event reports the restore, once per backoff window; an
+		// Updated event per restore is what the backoff is to avoid.
+		s.changes = s.changes[:len(s.changes)-1]
+	}
+	return nil
 }
 
 // live reads the cached copy of the child desired names; found is false when the cache
