@@ -78,7 +78,7 @@ type contest struct {
 	delay       time.Duration
 	// contested is set from the second change on, when another manager owns the field.
 	contested bool
-	manager   string
+	writer    fieldWriter
 	// message is what the Contested condition says of this field; it changes once per
 	// backoff window, so the condition does not rewrite status on every restore.
 	message string
@@ -148,10 +148,10 @@ func (c *contests) observe(owner types.NamespacedName, gvk schema.GroupVersionKi
 }
 
 // settle makes p final once the other writers of p.lookup are known (managers holds, by
-// field, the other manager that owns it, or "" when nobody owns it any more; a field only
-// Mooring owns is absent), records a restore if there is one, and returns the reports to
+// field, the other manager that owns it, the zero fieldWriter when nobody owns it any
+// more; a field only Mooring owns is absent), records a restore if there is one, and returns the reports to
 // make as events: one per field whose backoff window starts.
-func (c *contests) settle(p plan, managers map[fieldKey]string) (plan, []string) {
+func (c *contests) settle(p plan, managers map[fieldKey]fieldWriter) (plan, []string) {
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -171,7 +171,7 @@ func (c *contests) settle(p plan, managers map[fieldKey]string) (plan, []string)
 			p.restore = true
 			continue
 		}
-		e.manager = m
+		e.writer = m
 		if !e.contested {
 			e.contested, e.delay = true, c.backoff.Initial
 			if now.Sub(e.lastRestore) < e.delay {
@@ -269,12 +269,8 @@ func minWait(a, b time.Duration) time.Duration {
 // describe is the report of a contested field of a child in namespace: the event's note
 // and the condition's message.
 func (c *contests) describe(namespace string, k fieldKey, e *contest, now time.Time) string {
-	writer := "another writer"
-	if e.manager != "" {
-		writer = fmt.Sprintf("field manager %q", e.manager)
-	}
 	return fmt.Sprintf("%s %s/%s field %s is also written by %s (changed %s in %s); Mooring restores it with backoff, at most every %s now.",
-		k.gvk.Kind, namespace, k.child, k.field, writer, times(e.changes), roundDuration(now.Sub(e.first)), roundDuration(e.delay))
+		k.gvk.Kind, namespace, k.child, k.field, e.writer, times(e.changes), roundDuration(now.Sub(e.first)), roundDuration(e.delay))
 }
 
 func times(n int) string {
@@ -290,6 +286,20 @@ func roundDuration(d time.Duration) string {
 		return d.Round(time.Second).String()
 	}
 	return d.Round(time.Minute).String()
+}
+
+// fieldWriter is a field manager, and the subresource it writes through ("scale" for
+// kubectl scale and the HorizontalPodAutoscaler).
+type fieldWriter struct{ manager, subresource string }
+
+func (w fieldWriter) String() string {
+	switch {
+	case w.manager == "":
+		return "another writer"
+	case w.subresource != "":
+		return fmt.Sprintf("field manager %q through the %s subresource", w.manager, w.subresource)
+	}
+	return fmt.Sprintf("field manager %q", w.manager)
 }
 
 // formatPath prints a field path as users read it: spec.replicas, or

@@ -47,18 +47,18 @@ func changedFields(want, have map[string]any, limit int) [][]string {
 }
 
 // otherManagers finds, for each field path, the field manager other than Mooring that
-// owns it in managedFields (the latest writer if several do), "" when nobody owns it any
-// more (it was removed), and leaves out the fields only Mooring owns. Only entries of the
-// object itself count, not of its status.
-func otherManagers(entries []metav1.ManagedFieldsEntry, paths map[fieldKey][]string) map[fieldKey]string {
+// owns it in managedFields (the latest writer if several do; through a subresource such
+// as scale too), the zero fieldWriter when nobody owns it any more (it was removed), and
+// leaves out the fields only Mooring owns.
+func otherManagers(entries []metav1.ManagedFieldsEntry, paths map[fieldKey][]string) map[fieldKey]fieldWriter {
 	type owner struct {
-		name string
-		at   metav1.Time
+		writer fieldWriter
+		at     metav1.Time
 	}
 	others := map[fieldKey]owner{}
 	mine := map[fieldKey]bool{}
 	for _, e := range entries {
-		if e.Subresource != "" || e.FieldsV1 == nil {
+		if e.FieldsV1 == nil {
 			continue
 		}
 		var set map[string]any
@@ -69,7 +69,7 @@ func otherManagers(entries []metav1.ManagedFieldsEntry, paths map[fieldKey][]str
 			if !ownsPath(set, path) {
 				continue
 			}
-			if e.Manager == FieldOwner {
+			if e.Manager == FieldOwner && e.Subresource == "" {
 				mine[k] = true
 				continue
 			}
@@ -78,17 +78,17 @@ func otherManagers(entries []metav1.ManagedFieldsEntry, paths map[fieldKey][]str
 				at = *e.Time
 			}
 			if prev, ok := others[k]; !ok || prev.at.Before(&at) {
-				others[k] = owner{e.Manager, at}
+				others[k] = owner{fieldWriter{e.Manager, e.Subresource}, at}
 			}
 		}
 	}
-	out := map[fieldKey]string{}
+	out := map[fieldKey]fieldWriter{}
 	for k := range paths {
 		switch o, ok := others[k]; {
 		case ok:
-			out[k] = o.name
+			out[k] = o.writer
 		case !mine[k]:
-			out[k] = ""
+			out[k] = fieldWriter{}
 		}
 	}
 	return out

@@ -39,7 +39,7 @@ func (s *Scope[T]) holdDrift(ctx context.Context, gvk schema.GroupVersionKind, l
 	}
 	owner := types.NamespacedName{Namespace: s.Object.GetNamespace(), Name: s.Object.GetName()}
 	p := s.contests.observe(owner, gvk, live.GetName(), fields, live.GetResourceVersion())
-	var managers map[fieldKey]string
+	var managers map[fieldKey]fieldWriter
 	if len(p.lookup) > 0 {
 		// The cache strips managedFields: read them, metadata only, past it.
 		m := &metav1.PartialObjectMetadata{}

@@ -36,9 +36,9 @@ func fight(t *testing.T, c *contests, clock *time.Time, until int, manager strin
 			return
 		}
 		p := c.observe(webOwner, deploymentGVK, "web", [][]string{replicasPath}, string(rune('a'+rv%26)))
-		var managers map[fieldKey]string
+		var managers map[fieldKey]fieldWriter
 		if len(p.lookup) > 0 {
-			managers = map[fieldKey]string{replicasKey: manager}
+			managers = map[fieldKey]fieldWriter{replicasKey: {manager: manager}}
 		}
 		p, r := c.settle(p, managers)
 		reports = append(reports, r...)
@@ -111,9 +111,9 @@ func TestContestConditionChangesOncePerWindow(t *testing.T) {
 	change := func(rv string) plan {
 		clock = clock.Add(time.Second)
 		p := c.observe(webOwner, deploymentGVK, "web", [][]string{replicasPath}, rv)
-		var managers map[fieldKey]string
+		var managers map[fieldKey]fieldWriter
 		if len(p.lookup) > 0 {
-			managers = map[fieldKey]string{replicasKey: "kubectl-patch"}
+			managers = map[fieldKey]fieldWriter{replicasKey: {manager: "kubectl-patch"}}
 		}
 		p, _ = c.settle(p, managers)
 		return p
@@ -156,7 +156,7 @@ func TestDriftWithoutAnotherManagerIsNotContested(t *testing.T) {
 	for i := range 5 {
 		clock = clock.Add(time.Second)
 		p := c.observe(webOwner, deploymentGVK, "web", [][]string{replicasPath}, string(rune('a'+i)))
-		p, reports := c.settle(p, map[fieldKey]string{}) // nobody but Mooring owns it
+		p, reports := c.settle(p, map[fieldKey]fieldWriter{}) // nobody but Mooring owns it
 		if !p.restore || len(reports) != 0 {
 			t.Fatalf("change %d: restore %v reports %q, want a restore and no report", i, p.restore, reports)
 		}
@@ -206,7 +206,8 @@ func TestOtherManagers(t *testing.T) {
 			FieldsV1: fields(`{"f:spec":{"f:selector":{},"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{}}}}}}}`)},
 		{Manager: "old-script", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(1), FieldsV1: fields(`{"f:spec":{"f:replicas":{}}}`)},
 		{Manager: "kubectl-patch", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(2), FieldsV1: fields(`{"f:spec":{"f:replicas":{}}}`)},
-		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: at(3), FieldsV1: fields(`{"f:spec":{"f:paused":{}}}`)},
+		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "scale", Time: at(3), FieldsV1: fields(`{"f:spec":{"f:paused":{}}}`)},
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: at(4), FieldsV1: fields(`{"f:status":{"f:replicas":{}}}`)},
 	}
 	key := func(f string) fieldKey { return fieldKey{deploymentGVK, "web", f} }
 	paths := map[fieldKey][]string{
@@ -214,14 +215,25 @@ func TestOtherManagers(t *testing.T) {
 		key("containers"): {"spec", "template", "spec", "containers"},
 		key("selector"):   {"spec", "selector", "matchLabels", "app"},
 		key("paused"):     {"spec", "paused"},
+		key("labels"):     {"metadata", "labels", "team"},
 	}
 	got := otherManagers(entries, paths)
-	want := map[fieldKey]string{
-		key("replicas"): "kubectl-patch", // the latest of two
-		key("paused"):   "",              // nobody's: status entries do not count
+	want := map[fieldKey]fieldWriter{
+		key("replicas"): {manager: "kubectl-patch"},                 // the latest of two
+		key("paused"):   {manager: "kubectl", subresource: "scale"}, // through a subresource
+		key("labels"):   {},                                         // nobody's: removed
 		// containers and selector (atomic) are Mooring's alone: absent.
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("otherManagers = %v, want %v", got, want)
+	}
+	for w, say := range map[fieldWriter]string{
+		{manager: "kubectl", subresource: "scale"}: `field manager "kubectl" through the scale subresource`,
+		{manager: "kubectl-patch"}:                 `field manager "kubectl-patch"`,
+		{}:                                         "another writer",
+	} {
+		if got := w.String(); got != say {
+			t.Errorf("%#v says %q, want %q", w, got, say)
+		}
 	}
 }

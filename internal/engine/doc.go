@@ -8,5 +8,7 @@
 // that are no longer desired, records one event for what changed, and writes status once,
 // at the end, only when it changed. A converged object therefore costs no API writes, and
 // a new one costs one write per child, one status write and one event
-// (docs/performance.md).
+// (docs/performance.md). A field another writer keeps changing is restored with backoff
+// and reported once per backoff window, in an event and the Contested condition
+// (contested.go, docs/contested-fields.md).
 package engine
