@@ -159,9 +159,10 @@ type AppStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions are Ready, Progressing, Paused while paused, and for the fields that
-	// need them Exposed, EnvFromReady, BindingsReady and Autoscaling (whether the
-	// HorizontalPodAutoscaler can scale).
+	// Conditions are Ready, Progressing, Paused while paused, Contested while another
+	// writer keeps changing a field of a child, and for the fields that need them Exposed,
+	// EnvFromReady, BindingsReady and Autoscaling (whether the HorizontalPodAutoscaler can
+	// scale).
 	// +listType=map
 	// +listMapKey=type
 	// +optional

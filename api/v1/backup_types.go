@@ -150,7 +150,8 @@ type BackupStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready, LastBackupSucceeded, and Paused while paused.
+	// Conditions: Ready, LastBackupSucceeded, Paused while paused, and Contested while
+	// another writer keeps changing a field of a child.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

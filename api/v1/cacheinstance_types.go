@@ -137,7 +137,8 @@ type CacheInstanceStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions are Ready, Progressing and, while the CacheInstance is paused, Paused.
+	// Conditions are Ready, Progressing, Paused while the CacheInstance is paused, and
+	// Contested while another writer keeps changing a field of a child.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

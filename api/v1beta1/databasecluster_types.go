@@ -177,8 +177,9 @@ type DatabaseClusterStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: Ready, Progressing, SecretReady, CredentialsSynced, StorageResized, and
-	// Paused while paused.
+	// Conditions: Ready, Progressing, SecretReady, CredentialsSynced, StorageResized,
+	// Paused while paused, and Contested while another writer keeps changing a field of a
+	// child.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
