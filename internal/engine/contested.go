@@ -42,7 +42,7 @@ type ContestBackoff struct {
 }
 
 // DefaultContestBackoff is the backoff of every kind. A process may change it before the
-// controllers are set up (the envtest suites shorten it); it is read once per kind then.
+// controllers are set up (the App envtest suite shortens it); it is read once per kind then.
 var DefaultContestBackoff = ContestBackoff{Initial: 10 * time.Second, Max: 5 * time.Minute, Quiet: time.Minute}
 
 // maxContestedFields bounds the fields tracked per drifted child: a child rewritten
@@ -149,8 +149,8 @@ func (c *contests) observe(owner types.NamespacedName, gvk schema.GroupVersionKi
 
 // settle makes p final once the other writers of p.lookup are known (managers holds, by
 // field, the other manager that owns it, the zero fieldWriter when nobody owns it any
-// more; a field only Mooring owns is absent), records a restore if there is one, and returns the reports to
-// make as events: one per field whose backoff window starts.
+// more; a field only Mooring owns is absent), records a restore if there is one, and
+// returns the reports to make as events: one per field whose backoff window starts.
 func (c *contests) settle(p plan, managers map[fieldKey]fieldWriter) (plan, []string) {
 	now := c.now()
 	c.mu.Lock()

@@ -59,7 +59,6 @@ func (s *Scope[T]) holdDrift(ctx context.Context, gvk schema.GroupVersionKind, l
 	}
 	s.requeue(p.wait)
 	if !p.restore {
-		childWrites.WithLabelValues(gvk.Kind, "held").Inc()
 		s.Log.V(1).Info("Held back restoring a contested child", "kind", gvk.Kind, "child", klog.KObj(live), "for", p.wait)
 	}
 	return !p.restore, p.restore && len(reports) > 0, nil

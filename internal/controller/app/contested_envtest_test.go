@@ -116,17 +116,20 @@ func TestContestedReplicasAreRestoredWithBackoff(t *testing.T) {
 		len(events), len(warnings), testutil.ReconcileCount(t, app.Component)-reconciles, writes)
 	t.Logf("last ContestedField event: %s", warnings[len(warnings)-1])
 
-	// Without backoff each change costs a Deployment write (60). With it: one restore at
-	// once, then one per window: 1 + 2 + 4 + 4 + 4 s = 15 s of changes make about 6, and
-	// one more after the last change.
-	if maxWrites := 10.0; deploymentWrites > maxWrites {
-		t.Errorf("%v Deployment writes for %d changes, want at most %v", deploymentWrites, patches, maxWrites)
+	// Without backoff each change costs a Deployment write (61 measured). With it: one
+	// restore at once, then one per window (1, 2, then 4 s each) while the changes go on,
+	// and one more for the last change: 7 for 15 s of changes. A loaded machine that
+	// slows the writer down makes the fight, and the bound, longer.
+	restores := 4 + float64(fought/contestBackoff.Max)
+	if deploymentWrites > restores+1 {
+		t.Errorf("%v Deployment writes for %d changes in %s, want at most %v", deploymentWrites, patches, fought, restores+1)
 	}
-	// Status changes with the Contested condition (once per window and once to clear it).
-	if maxStatus := 10.0; statusWrites > maxStatus {
-		t.Errorf("%v App status writes, want at most %v", statusWrites, maxStatus)
+	// Status changes with the Contested condition: once per window, and once to clear it.
+	if statusWrites > restores+2 {
+		t.Errorf("%v App status writes, want at most %v", statusWrites, restores+2)
 	}
-	if maxEvents := 10; len(events) > maxEvents {
+	// One ContestedField event per window, and the Updated event of the first restore.
+	if maxEvents := int(restores) + 2; len(events) > maxEvents {
 		t.Errorf("%d events, want at most %d: %v", len(events), maxEvents, events)
 	}
 	if !strings.Contains(warnings[0], "field spec.replicas is also written by field manager \""+writer+"\"") {
