@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +16,9 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/controller/database"
+	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/schedule"
 )
 
 // +kubebuilder:webhook:path=/validate-mooring-dev-v1-backup,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=backups,verbs=create;update,versions=v1,name=vbackup-v1.mooring.dev,admissionReviewVersions=v1
@@ -85,7 +87,7 @@ func validateBackupSpec(old, b *mooringv1.Backup) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	if old == nil || b.Spec.Schedule != old.Spec.Schedule {
-		if err := ValidateSchedule(b.Spec.Schedule); err != nil {
+		if err := schedule.Validate(b.Spec.Schedule); err != nil {
 			errs = append(errs, field.Invalid(spec.Child("schedule"), b.Spec.Schedule, err.Error()))
 		}
 	}
@@ -128,7 +130,7 @@ func databaseNameProblem(name string) string {
 
 // dataVolumeName matches the name of a DatabaseCluster's data volume: the StatefulSet
 // controller names the claims of its volumeClaimTemplate <template>-<set>-<ordinal>.
-var dataVolumeName = regexp.MustCompile(`^` + databaseDataVolume + `-([a-z]([-a-z0-9]*[a-z0-9])?)-(0|[1-9][0-9]*)$`)
+var dataVolumeName = regexp.MustCompile(`^` + database.DataVolume + `-([a-z]([-a-z0-9]*[a-z0-9])?)-(0|[1-9][0-9]*)$`)
 
 // dataVolumeOf returns the DatabaseCluster whose data volume a claim's name would be.
 func dataVolumeOf(claim string) (string, bool) {
@@ -161,8 +163,8 @@ func (v BackupValidator) checkClaimOwner(ctx context.Context, b *mooringv1.Backu
 	case err != nil:
 		return nil, fmt.Errorf("look up PersistentVolumeClaim %s/%s for spec.storage.existingClaim: %w", b.Namespace, name, err)
 	default:
-		if l := claim.Labels; l[managedByLabel] == managedBy && l[componentLabel] == databaseComponent {
-			return field.ErrorList{field.Invalid(path, name, claimOfDatabaseMessage(name, l[instanceLabel]))}, nil
+		if l := claim.Labels; l[engine.ManagedByLabel] == engine.ManagedBy && l[engine.ComponentLabel] == database.Component {
+			return field.ErrorList{field.Invalid(path, name, claimOfDatabaseMessage(name, l[engine.InstanceLabel]))}, nil
 		}
 	}
 	db, ok := dataVolumeOf(name)
@@ -176,34 +178,4 @@ func (v BackupValidator) checkClaimOwner(ctx context.Context, b *mooringv1.Backu
 		return nil, fmt.Errorf("look up DatabaseCluster %s/%s for spec.storage.existingClaim: %w", b.Namespace, db, err)
 	}
 	return field.ErrorList{field.Invalid(path, name, claimOfDatabaseMessage(name, db))}, nil
-}
-
-// ValidateSchedule accepts what the CronJob controller can run: a standard five-field cron
-// expression or a descriptor such as @daily, without a time zone prefix (the CronJob API
-// rejects TZ= and CRON_TZ= in schedules), that runs at least once in the next five years
-// and never twice within MinScheduleInterval (CheckSchedule).
-func ValidateSchedule(schedule string) error {
-	return CheckSchedule(schedule, time.Now())
-}
-
-// The labels and names of a DatabaseCluster's data volumes, as internal/controller/database
-// and internal/engine set them (which import this package, so it cannot import them;
-// internal/controller/backup's tests check that they agree).
-const (
-	databaseDataVolume = "data"
-	databaseComponent  = "database"
-	componentLabel     = "app.kubernetes.io/component"
-	instanceLabel      = "app.kubernetes.io/instance"
-	managedByLabel     = "app.kubernetes.io/managed-by"
-	managedBy          = "mooring"
-)
-
-// DataVolumeOf returns the DatabaseCluster whose data volume a claim of this name would be
-// (data-<name>-<ordinal>), and false for a name no data volume has.
-func DataVolumeOf(claim string) (string, bool) { return dataVolumeOf(claim) }
-
-// DatabaseVolumeLabels reports whether a claim's labels are those of a DatabaseCluster's
-// data volume, and names the cluster.
-func DatabaseVolumeLabels(l map[string]string) (string, bool) {
-	return l[instanceLabel], l[managedByLabel] == managedBy && l[componentLabel] == databaseComponent
 }

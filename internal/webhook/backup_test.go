@@ -152,7 +152,7 @@ func TestValidateBackupUpdateKeepsWhatItHad(t *testing.T) {
 
 func TestDataVolumeOf(t *testing.T) {
 	for claim, want := range map[string]string{"data-orders-0": "orders", "data-my-db-3": "my-db", "data-orders": "", "orders-0": "", "data--0": ""} {
-		got, ok := DataVolumeOf(claim)
+		got, ok := dataVolumeOf(claim)
 		if got != want || ok != (want != "") {
 			t.Errorf("DataVolumeOf(%q) = %q %v, want %q", claim, got, ok, want)
 		}

@@ -34,17 +34,13 @@ import (
 // serves both versions.
 type DatabaseClusterDefaulter struct{}
 
-// CredentialsSecretName is the Secret Mooring generates for a cluster unless the spec
-// names another.
-func CredentialsSecretName(clusterName string) string { return clusterName + "-credentials" }
-
 // Default sets version by engine and the credentials Secret's name.
 func (DatabaseClusterDefaulter) Default(_ context.Context, db *v1beta1.DatabaseCluster) error {
 	if db.Spec.Version == "" {
 		db.Spec.Version = DefaultVersion(db.Spec.Engine)
 	}
 	if db.Spec.SecretName == "" {
-		db.Spec.SecretName = CredentialsSecretName(db.Name)
+		db.Spec.SecretName = v1beta1.CredentialsSecretName(db.Name)
 	}
 	return nil
 }
@@ -160,18 +156,13 @@ func requestVersion(ctx context.Context) string {
 	}
 }
 
-// SkipFinalSnapshotAnnotation set to "true" lets a cluster with deletionPolicy Snapshot
-// be deleted without its final snapshot. (The DatabaseCluster controller, which imports
-// this package, acts on it.)
-const SkipFinalSnapshotAnnotation = "mooring.dev/skip-final-snapshot"
-
 // ValidateDelete refuses foreground deletion of a cluster that is to take a final
 // snapshot: the garbage collector then deletes the cluster's StatefulSet and pods at once,
 // while the final-snapshot finalizer holds the cluster, and the snapshot Job would find no
 // database to dump. The cluster would stay, its snapshot failing, until somebody skipped
 // it. Every other deletion is allowed; finalizers protect the data.
 func (DatabaseClusterValidator) ValidateDelete(ctx context.Context, db *v1beta1.DatabaseCluster) (admission.Warnings, error) {
-	if db.Spec.DeletionPolicy != v1beta1.DeletionSnapshot || db.Annotations[SkipFinalSnapshotAnnotation] == "true" {
+	if db.Spec.DeletionPolicy != v1beta1.DeletionSnapshot || db.Annotations[v1beta1.SkipFinalSnapshotAnnotation] == "true" {
 		return nil, nil
 	}
 	if propagation(ctx) != metav1.DeletePropagationForeground {
@@ -180,7 +171,7 @@ func (DatabaseClusterValidator) ValidateDelete(ctx context.Context, db *v1beta1.
 	return nil, apierrors.NewForbidden(v1beta1.GroupVersion.WithResource("databaseclusters").GroupResource(), db.Name, fmt.Errorf(
 		"deletionPolicy is Snapshot, and foreground deletion (propagationPolicy Foreground, kubectl delete --cascade=foreground) "+
 			"would delete the database's StatefulSet and pods before the final snapshot is taken: delete it with background propagation "+
-			"(kubectl's default, --cascade=background), or annotate it %s=true to delete it without a final snapshot", SkipFinalSnapshotAnnotation))
+			"(kubectl's default, --cascade=background), or annotate it %s=true to delete it without a final snapshot", v1beta1.SkipFinalSnapshotAnnotation))
 }
 
 // propagation is the propagation policy of the DELETE request in ctx, "" when it sets

@@ -14,26 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
-	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/controller/database"
 )
-
-// DatabaseComponent is the app.kubernetes.io/component of a DatabaseCluster's children
-// (the DatabaseCluster controller's Component), its superuser Secret among them.
-const DatabaseComponent = "database"
-
-// adminSecretSuffix ends the name of a cluster's superuser Secret.
-const adminSecretSuffix = "-admin"
-
-// AdminSecretName is the Secret with a cluster's superuser password, Mooring's own (the
-// DatabaseCluster controller creates it).
-func AdminSecretName(clusterName string) string { return clusterName + adminSecretSuffix }
-
-// IsAdminSecretOf tells Mooring's superuser Secret of cluster clusterName from a Secret
-// of the same name somebody else made.
-func IsAdminSecretOf(m metav1.Object, clusterName string) bool {
-	l := m.GetLabels()
-	return l[engine.ManagedByLabel] == engine.ManagedBy && l[engine.InstanceLabel] == clusterName && l[engine.ComponentLabel] == DatabaseComponent
-}
 
 // validateSecretNameNotAdmin refuses a spec.secretName that names a cluster's superuser
 // Secret: the cluster's own "<name>-admin", the superuser Secret Mooring made for another
@@ -42,27 +24,27 @@ func IsAdminSecretOf(m metav1.Object, clusterName string) bool {
 // password under the cluster that owns it. The error is for a failed lookup.
 func validateSecretNameNotAdmin(ctx context.Context, reader client.Reader, db *v1beta1.DatabaseCluster) (field.ErrorList, error) {
 	name := db.Spec.SecretName
-	if !strings.HasSuffix(name, adminSecretSuffix) || len(validation.IsDNS1123Subdomain(name)) > 0 {
+	if !strings.HasSuffix(name, v1beta1.AdminSecretSuffix) || len(validation.IsDNS1123Subdomain(name)) > 0 {
 		return nil, nil // an invalid name is refused by validateFields, not looked up
 	}
 	path := field.NewPath("spec", "secretName")
 	refuse := func(whose string) field.ErrorList {
 		return field.ErrorList{field.Invalid(path, name, fmt.Sprintf(
 			"names %s superuser Secret, which Mooring keeps for itself: the application user would be the superuser. "+
-				"Name another Secret, or leave spec.secretName unset for %s", whose, CredentialsSecretName(db.Name)))}
+				"Name another Secret, or leave spec.secretName unset for %s", whose, v1beta1.CredentialsSecretName(db.Name)))}
 	}
-	if name == AdminSecretName(db.Name) {
+	if name == v1beta1.AdminSecretName(db.Name) {
 		return refuse("the cluster's own"), nil
 	}
 	if reader == nil {
 		return nil, errors.New("the DatabaseCluster webhook has no reader to look up spec.secretName with")
 	}
-	other := strings.TrimSuffix(name, adminSecretSuffix)
+	other := strings.TrimSuffix(name, v1beta1.AdminSecretSuffix)
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	switch err := reader.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: name}, secret); {
 	case err == nil:
-		if IsAdminSecretOf(secret, other) {
+		if database.IsAdminSecretOf(secret, other) {
 			return refuse(fmt.Sprintf("DatabaseCluster %s's", other)), nil
 		}
 		return nil, nil // a Secret of the user's that only ends in -admin

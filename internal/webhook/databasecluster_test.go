@@ -107,7 +107,7 @@ func deleteRequest(t *testing.T, policy metav1.DeletionPropagation) context.Cont
 // goes through.
 func TestValidateDeleteRefusesForegroundBeforeASnapshot(t *testing.T) {
 	skipped := cluster(v1beta1.PostgreSQL, "17")
-	skipped.Annotations = map[string]string{SkipFinalSnapshotAnnotation: "true"}
+	skipped.Annotations = map[string]string{v1beta1.SkipFinalSnapshotAnnotation: "true"}
 	retain := cluster(v1beta1.PostgreSQL, "17")
 	retain.Spec.DeletionPolicy = v1beta1.DeletionRetain
 	for name, tt := range map[string]struct {
@@ -129,7 +129,7 @@ func TestValidateDeleteRefusesForegroundBeforeASnapshot(t *testing.T) {
 			case tt.refuse && err == nil:
 				t.Fatal("allowed, want a refusal")
 			case tt.refuse && (!apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "background") ||
-				!strings.Contains(err.Error(), SkipFinalSnapshotAnnotation)):
+				!strings.Contains(err.Error(), v1beta1.SkipFinalSnapshotAnnotation)):
 				t.Fatalf("refusal %v does not say to delete in the background or skip the snapshot", err)
 			}
 		})

@@ -117,7 +117,7 @@ func TestValidateSecretNameNotAdmin(t *testing.T) {
 	objs := []client.Object{
 		&v1beta1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: "billing", Namespace: "shop"},
 			Spec: v1beta1.DatabaseClusterSpec{Engine: v1beta1.PostgreSQL, Version: DefaultVersion(v1beta1.PostgreSQL)}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "gone-admin", Namespace: "shop", Labels: engine.Labels(DatabaseComponent, "gone")}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "gone-admin", Namespace: "shop", Labels: engine.Labels(v1beta1.DatabaseComponent, "gone")}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "team-admin", Namespace: "shop"}},
 	}
 	scheme := bootstrapScheme(t)

@@ -103,7 +103,7 @@ func appReferences(app *mooringv1.App) []objectRef {
 // checking it would keep every user who may not read Secrets from creating databases.
 func databaseClusterReferences(db *v1beta1.DatabaseCluster) []objectRef {
 	var refs []objectRef
-	if name := db.Spec.SecretName; name != "" && name != CredentialsSecretName(db.Name) {
+	if name := db.Spec.SecretName; name != "" && name != v1beta1.CredentialsSecretName(db.Name) {
 		refs = append(refs, secretRef(field.NewPath("spec", "secretName"), name))
 	}
 	if b := db.Spec.Bootstrap; b != nil && b.Backup != nil {
@@ -168,13 +168,13 @@ func resolveBindings(ctx context.Context, reader client.Reader, ns string, refs 
 			db := &v1beta1.DatabaseCluster{}
 			switch err := reader.Get(ctx, key, db); {
 			case apierrors.IsNotFound(err):
-				secret = CredentialsSecretName(r.name)
+				secret = v1beta1.CredentialsSecretName(r.name)
 			case err != nil:
 				return nil, fmt.Errorf("look up DatabaseCluster %s/%s for %s: %w", ns, r.name, r.path, err)
 			default:
 				secret, status = db.Spec.SecretName, db.Status.Binding
 				if secret == "" {
-					secret = CredentialsSecretName(r.name)
+					secret = v1beta1.CredentialsSecretName(r.name)
 				}
 			}
 		case mooringv1.BindingKindCacheInstance:

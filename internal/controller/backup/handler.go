@@ -25,7 +25,7 @@ import (
 	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
-	"github.com/mooringhq/mooring/internal/webhook"
+	"github.com/mooringhq/mooring/internal/schedule"
 )
 
 // +kubebuilder:rbac:groups=mooring.dev,resources=backups,verbs=get;list;watch;update;patch
@@ -127,7 +127,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 // admitted before it checked them keeps its schedule until edited.
 func scheduleProblem(s *engine.Scope[*mooringv1.Backup]) string {
 	b := s.Object
-	err := webhook.ValidateSchedule(b.Spec.Schedule)
+	err := schedule.Validate(b.Spec.Schedule)
 	if err == nil {
 		return ""
 	}

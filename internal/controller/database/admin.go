@@ -12,7 +12,6 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
-	"github.com/mooringhq/mooring/internal/webhook"
 )
 
 // AdminSecretName is the Secret with the superuser password, which is also the
@@ -20,7 +19,7 @@ import (
 // spec.secretName, and changing them must not change these, which Mooring needs to
 // change the application's password in the database and the replicas need to follow the
 // primary.
-func AdminSecretName(db *v1beta1.DatabaseCluster) string { return webhook.AdminSecretName(db.Name) }
+func AdminSecretName(db *v1beta1.DatabaseCluster) string { return v1beta1.AdminSecretName(db.Name) }
 
 // adminUser is the engine's superuser, the user the credentials Job connects as.
 func adminUser(engine v1beta1.DatabaseEngine) string { return dump.Superuser(engine) }
@@ -39,7 +38,14 @@ func AdminSecret(db *v1beta1.DatabaseCluster, password string) *corev1.Secret {
 // isAdminSecretOf tells Mooring's superuser Secret of db from a Secret of the same name
 // somebody else made, which Mooring must neither use nor take over.
 func isAdminSecretOf(m metav1.Object, db *v1beta1.DatabaseCluster) bool {
-	return webhook.IsAdminSecretOf(m, db.Name)
+	return IsAdminSecretOf(m, db.Name)
+}
+
+// IsAdminSecretOf tells the superuser Secret Mooring made for cluster clusterName (by its
+// labels) from a Secret of the same name somebody else made; the webhook asks it too.
+func IsAdminSecretOf(m metav1.Object, clusterName string) bool {
+	l := m.GetLabels()
+	return l[engine.ManagedByLabel] == engine.ManagedBy && l[engine.InstanceLabel] == clusterName && l[engine.ComponentLabel] == Component
 }
 
 // ensureAdminSecret makes sure the superuser Secret exists; it reports false, with

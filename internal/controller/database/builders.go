@@ -14,12 +14,11 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/instance"
-	"github.com/mooringhq/mooring/internal/webhook"
 )
 
 const (
 	// Component is the app.kubernetes.io/component of a DatabaseCluster's children.
-	Component = webhook.DatabaseComponent
+	Component = v1beta1.DatabaseComponent
 	// DataVolume is the name of the volumeClaimTemplate; PVCs are data-<name>-<index>.
 	DataVolume = "data"
 	// UsernameKey is the user name's key in the credentials Secret.

@@ -17,7 +17,6 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
-	"github.com/mooringhq/mooring/internal/webhook"
 )
 
 // The final snapshot runs a Job and may create a PVC for it; it writes into the volume of a
@@ -31,9 +30,8 @@ const (
 	// snapshot Job has succeeded.
 	FinalSnapshotFinalizer = "mooring.dev/final-snapshot"
 	// SkipFinalSnapshotAnnotation set to "true" lets a cluster whose final snapshot cannot
-	// be taken be deleted without one. (The webhook, which this package imports, reads it
-	// too.)
-	SkipFinalSnapshotAnnotation = webhook.SkipFinalSnapshotAnnotation
+	// be taken be deleted without one (the API's name, which the webhook reads too).
+	SkipFinalSnapshotAnnotation = v1beta1.SkipFinalSnapshotAnnotation
 	// FinalizingUIDAnnotation on a Job that a finalizer creates (the final snapshot, a
 	// Backup's cleanup) holds the UID of the object being finalized. Such a Job has no
 	// owner reference to that object, which is being deleted: under foreground deletion

@@ -17,7 +17,6 @@ import (
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
-	"github.com/mooringhq/mooring/internal/webhook"
 )
 
 // secretMeta is a metadata-only Secret: Mooring watches Secrets without caching their data.
@@ -38,7 +37,7 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 	current := secretMeta()
 	err := s.Client.Get(ctx, key, current)
 	if err == nil {
-		if db.Spec.SecretName != webhook.CredentialsSecretName(db.Name) {
+		if db.Spec.SecretName != v1beta1.CredentialsSecretName(db.Name) {
 			missing, err := h.missingKeys(ctx, key, current.ResourceVersion)
 			if err != nil {
 				return false, err
@@ -57,7 +56,7 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 		return false, fmt.Errorf("get Secret %s: %w", key.Name, err)
 	}
 	h.KeyChecks.forget(key)
-	if db.Spec.SecretName != webhook.CredentialsSecretName(db.Name) {
+	if db.Spec.SecretName != v1beta1.CredentialsSecretName(db.Name) {
 		setSecretCondition(s, metav1.ConditionFalse, ReasonSecretNotFound, fmt.Sprintf(
 			"Secret %s named in spec.secretName does not exist; create it with keys %q and %q.", key.Name, UsernameKey, PasswordKey))
 		return false, nil

@@ -1,4 +1,4 @@
-package webhook
+package schedule
 
 import (
 	"fmt"
@@ -8,27 +8,27 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// MinScheduleInterval is the shortest time a Backup's schedule may leave between two runs.
+// MinInterval is the shortest time a Backup's schedule may leave between two runs.
 // The CronJob controller names each Job after the minute it was scheduled for, so two runs
 // in one minute collide, and a dump needs time to finish (with concurrencyPolicy Forbid a
 // run due while the previous one still runs is skipped). A five-field cron schedule runs
 // at most every minute; "@every 30s" would run more often.
-const MinScheduleInterval = time.Minute
+const MinInterval = time.Minute
 
-// ScheduleHorizon is how far ahead a schedule is searched for its next run, as the CronJob
+// Horizon is how far ahead a schedule is searched for its next run, as the CronJob
 // controller's cron library (robfig/cron/v3) does: a schedule with no run in it never runs.
-const ScheduleHorizon = 5 * 365 * 24 * time.Hour
+const Horizon = 5 * 365 * 24 * time.Hour
 
-// scheduleRunsChecked is how many runs, from a given time, CheckSchedule looks at for the
+// runsChecked is how many runs, from a given time, Check looks at for the
 // shortest interval between two of them.
-const scheduleRunsChecked = 200
+const runsChecked = 200
 
-// CheckSchedule says why a Backup's schedule cannot be run by a CronJob, nil when it can:
+// Check says why a Backup's schedule cannot be run by a CronJob, nil when it can:
 // it must parse as the CronJob controller parses it (a five-field cron expression or a
 // descriptor such as @daily, no time zone prefix), run at least once in the next five
 // years from now (30 February never comes), and never run twice within
-// MinScheduleInterval. The errors are phrased to follow the field's name.
-func CheckSchedule(schedule string, now time.Time) error {
+// MinInterval. The errors are phrased to follow the field's name.
+func Check(schedule string, now time.Time) error {
 	if strings.Contains(schedule, "TZ") {
 		return fmt.Errorf("must not set a time zone (TZ= or CRON_TZ=); schedules run in the kube-controller-manager's time zone")
 	}
@@ -37,22 +37,22 @@ func CheckSchedule(schedule string, now time.Time) error {
 		return fmt.Errorf("must be a cron schedule such as \"0 3 * * *\" or \"@daily\": %w", err)
 	}
 	if every, ok := sched.(cron.ConstantDelaySchedule); ok {
-		if every.Delay < MinScheduleInterval {
+		if every.Delay < MinInterval {
 			return tooOften(every.Delay)
 		}
 		return nil
 	}
 	prev := sched.Next(now)
-	if prev.IsZero() || prev.Sub(now) > ScheduleHorizon {
+	if prev.IsZero() || prev.Sub(now) > Horizon {
 		return fmt.Errorf("never runs: no time in the next five years matches it " +
 			"(a day of the month that the month does not have, such as 30 February or 31 April, never comes)")
 	}
-	for range scheduleRunsChecked {
+	for range runsChecked {
 		next := sched.Next(prev)
 		if next.IsZero() {
 			break
 		}
-		if gap := next.Sub(prev); gap < MinScheduleInterval {
+		if gap := next.Sub(prev); gap < MinInterval {
 			return tooOften(gap)
 		}
 		prev = next
@@ -62,7 +62,7 @@ func CheckSchedule(schedule string, now time.Time) error {
 
 func tooOften(every time.Duration) error {
 	return fmt.Errorf("runs every %s, more often than backups can finish: runs must be at least %s apart "+
-		"(the CronJob names each Job after its minute, and each dump needs time to finish)", every, formatInterval(MinScheduleInterval))
+		"(the CronJob names each Job after its minute, and each dump needs time to finish)", every, formatInterval(MinInterval))
 }
 
 // formatInterval writes whole minutes in words ("1 minute", "5 minutes").
@@ -75,3 +75,9 @@ func formatInterval(d time.Duration) string {
 	}
 	return "1 minute"
 }
+
+// Validate accepts what the CronJob controller can run: a standard five-field cron
+// expression or a descriptor such as @daily, without a time zone prefix (the CronJob API
+// rejects TZ= and CRON_TZ= in schedules), that runs at least once in the next five years
+// and never twice within MinInterval (Check, from now).
+func Validate(schedule string) error { return Check(schedule, time.Now()) }
