@@ -27,6 +27,10 @@ type AppValidator struct {
 	Reader client.Reader
 	// Reviewer creates the SubjectAccessReviews for the requesting user.
 	Reviewer Reviewer
+	// Children creates the App's children with a server-side dry run (see childErrors);
+	// Setup gives it the manager's client. Without it (a unit test with no API server) the
+	// children are not checked.
+	Children Creator
 }
 
 // ValidateCreate checks a new App.
@@ -39,6 +43,11 @@ func (v AppValidator) ValidateUpdate(ctx context.Context, old, app *mooringv1.Ap
 	errs, err := v.requesterErrors(ctx, old, app)
 	if err != nil {
 		return nil, err
+	}
+	if v.Children != nil {
+		// What the schema and the App's own checks let through but its children would not
+		// take: the API server's own validation of each child, by a dry run.
+		errs = append(errs, ratchet(func(a *mooringv1.App) field.ErrorList { return childErrors(ctx, v.Children, a) }, app, old)...)
 	}
 	return appWarnings(app), validateAppUpdate(old, app, errs...)
 }
@@ -107,17 +116,15 @@ func validateApp(app *mooringv1.App) error { return validateAppUpdate(nil, app) 
 // validateAppUpdate checks app; on an update, old is the App before it (nil on create);
 // more are errors found elsewhere.
 // The checks added after Apps could be stored without them ratchet: what the children
-// would not take, and what the baseline Pod Security Standard forbids. An App stored
+// would not take (ValidateUpdate), and what the baseline Pod Security Standard forbids. An App stored
 // before they existed is not refused every change for a value it already had (its child
 // has been failing, or its pods running, with it since), only for a new one.
 func validateAppUpdate(old, app *mooringv1.App, more ...*field.Error) error {
 	errs := append(field.ErrorList{}, more...)
 	errs = append(errs, validateImage(field.NewPath("spec", "image"), app.Spec.Image)...)
 	errs = append(errs, validatePodSecurityContext(app.Spec.SecurityContext, field.NewPath("spec", "securityContext"))...)
-	errs = append(errs, validateEnv(app.Spec.Env, field.NewPath("spec", "env"))...)
-	errs = append(errs, validateResources(app.Spec.Resources, field.NewPath("spec", "resources"))...)
-	// What the schema and the checks above let through but the children would not take.
-	errs = append(errs, ratchet(childErrors, app, old)...)
+	// What the checks above let through but a namespace's Pod Security or the services
+	// the App binds to would not take; what the children would not take is in more.
 	errs = append(errs, ratchet(baselineErrors, app, old)...)
 	errs = append(errs, ratchet(bindingEnvErrors, app, old)...)
 	errs = append(errs, ratchet(boundsErrors, app, old)...)
@@ -185,4 +192,25 @@ func baselineErrors(app *mooringv1.App) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// ratchet is check's errors of app without those old already had: the same field, value
+// and complaint. An App stored before a check existed keeps taking changes that do not
+// touch what the check refuses.
+func ratchet(check func(*mooringv1.App) field.ErrorList, app, old *mooringv1.App) field.ErrorList {
+	errs := check(app)
+	if old == nil || len(errs) == 0 {
+		return errs
+	}
+	had := map[string]bool{}
+	for _, e := range check(old) {
+		had[e.Error()] = true
+	}
+	var out field.ErrorList
+	for _, e := range errs {
+		if !had[e.Error()] {
+			out = append(out, e)
+		}
+	}
+	return out
 }

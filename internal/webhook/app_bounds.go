@@ -43,7 +43,7 @@ func boundsErrors(app *mooringv1.App) field.ErrorList {
 		for name, q := range l.list {
 			b, ok := quantityBounds[name]
 			if !ok || q.Sign() <= 0 {
-				continue // zero is no request; negative is validateResources'
+				continue // zero is no request; a negative one the Deployment's dry run refuses
 			}
 			switch {
 			case q.Cmp(b.floor) < 0:
@@ -58,51 +58,18 @@ func boundsErrors(app *mooringv1.App) field.ErrorList {
 	return errs
 }
 
-// referenceErrors are the names in the App that can never resolve: a Secret or ConfigMap
-// of spec.env or spec.envFrom that is not a valid object name (a '/', another namespace
-// written as ns/name), a key that is not a valid ConfigMap or Secret key, and a binding
-// whose service is not a valid object name. The API server would refuse the Deployment
-// (or the lookup would never find anything); this names the App's field instead.
+// referenceErrors are the names in the App that can never resolve and that no child
+// carries (so no dry run refuses them): a binding's service named with a "/" or in upper
+// case. The Secrets and ConfigMaps of spec.env and spec.envFrom are names in the
+// Deployment, which its dry run checks.
 func referenceErrors(app *mooringv1.App) field.ErrorList {
 	var errs field.ErrorList
-	name := func(p *field.Path, kind, n string) {
-		for _, msg := range validation.IsDNS1123Subdomain(n) {
-			errs = append(errs, field.Invalid(p, n, fmt.Sprintf("must be the name of a %s in the App's namespace: %s", kind, msg)))
-		}
-	}
-	key := func(p *field.Path, kind, k string) {
-		for _, msg := range validation.IsConfigMapKey(k) {
-			errs = append(errs, field.Invalid(p, k, fmt.Sprintf("must be a %s key: %s", kind, msg)))
-		}
-	}
-	env := field.NewPath("spec", "env")
-	for i, e := range app.Spec.Env {
-		if e.ValueFrom == nil {
-			continue
-		}
-		p := env.Index(i).Child("valueFrom")
-		if s := e.ValueFrom.SecretKeyRef; s != nil {
-			name(p.Child("secretKeyRef", "name"), "Secret", s.Name)
-			key(p.Child("secretKeyRef", "key"), "Secret", s.Key)
-		}
-		if c := e.ValueFrom.ConfigMapKeyRef; c != nil {
-			name(p.Child("configMapKeyRef", "name"), "ConfigMap", c.Name)
-			key(p.Child("configMapKeyRef", "key"), "ConfigMap", c.Key)
-		}
-	}
-	envFrom := field.NewPath("spec", "envFrom")
-	for i, e := range app.Spec.EnvFrom {
-		p := envFrom.Index(i)
-		if s := e.SecretRef; s != nil {
-			name(p.Child("secretRef", "name"), "Secret", s.Name)
-		}
-		if c := e.ConfigMapRef; c != nil {
-			name(p.Child("configMapRef", "name"), "ConfigMap", c.Name)
-		}
-	}
 	bindings := field.NewPath("spec", "bindings")
 	for i, b := range app.Spec.Bindings {
-		name(bindings.Index(i).Child("ref", "name"), b.Ref.Kind, b.Ref.Name)
+		for _, msg := range validation.IsDNS1123Subdomain(b.Ref.Name) {
+			errs = append(errs, field.Invalid(bindings.Index(i).Child("ref", "name"), b.Ref.Name,
+				fmt.Sprintf("must be the name of a %s in the App's namespace: %s", b.Ref.Kind, msg)))
+		}
 	}
 	return errs
 }

@@ -1,298 +1,182 @@
 package webhook
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"net"
-	"regexp"
+	"reflect"
 	"strings"
+	"sync"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/bindingenv"
+	appcontroller "github.com/mooringhq/mooring/internal/controller/app"
 )
 
-// The App fields that pass the schema but would make a child the API server rejects:
-// the Deployment's container resources and pod security context, the Ingress's path,
-// class, host and TLS Secret, the HTTPRoute's path and parent reference. Each rule is
-// the one Kubernetes (k8s.io/kubernetes/pkg/apis/core and networking validation, which
-// Mooring cannot import) or the Gateway API CRD applies to the child, checked here on
-// the App's own field path, so that the App is refused instead of failing later with
-// the child's error. The children are built in internal/controller/app, which imports
-// this package (through the DatabaseCluster controller), so the rules follow its
-// builders by hand: the pod security context and resources are passed through
-// unchanged, the path defaults to "/".
+// An App is refused at admission when a child it makes would be refused when Mooring
+// applies it. The children are the App controller's own (internal/controller/app's
+// Children, the pure builders the controller applies), each created in the App's
+// namespace with a server-side dry run: the API server validates them exactly as it will
+// when the controller applies them (its built-in validation, the Gateway API's CRD
+// schema and CEL rules), and stores nothing. Each error the server finds in a child's
+// field is reported at the App field it came from (the Deployment's
+// spec.template.spec.containers[0].env[2].name is the App's spec.env[2].name).
+//
+// The dry runs are creates under a generated name, so that they do not meet the App's
+// live children (an update would be refused as AlreadyExists, and its result would mix
+// in what the live child keeps). An answer other than "invalid" (a namespace being
+// deleted, a quota, another webhook that does not take dry runs, an unreachable server)
+// says nothing about the App, so it does not refuse it: the controller reports what the
+// real apply meets.
 
-// childErrors are the App's values its children would not take.
-func childErrors(app *mooringv1.App) field.ErrorList {
+// The App controller's role creates these kinds; the dry runs need no more.
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=create
+// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=create
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=create
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=create
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=create
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=create
+
+// Creator creates objects: the manager's client, which sends a dry run straight to the
+// API server.
+type Creator interface {
+	Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error
+}
+
+// Placeholder names of a binding's ConfigMap and Secret in the children built for the dry
+// run: the real ones are the bound service's status, which the names of the App's own
+// fields do not depend on.
+const (
+	dryRunBindingConfigMap = "binding"
+	dryRunBindingSecret    = "credentials"
+)
+
+// dryRunResolved is what the children depend on beyond the spec, as the App controller
+// will resolve it once the bound services are provisioned: every binding with the entries
+// its kind publishes (so that the Deployment carries the binding variables the builder
+// adds), and the HTTPRoute kind served.
+func dryRunResolved(app *mooringv1.App) appcontroller.Resolved {
+	r := appcontroller.Resolved{GatewayAPI: true}
+	for _, b := range app.Spec.Bindings {
+		rb := appcontroller.ResolvedBinding{AppBinding: b, ConfigMap: dryRunBindingConfigMap, Keys: bindingenv.ConfigMapKeys(b.Ref.Kind)}
+		if len(bindingenv.SecretKeys(b.Ref.Kind)) > 0 {
+			rb.Secret = dryRunBindingSecret
+		}
+		r.Bindings = append(r.Bindings, rb)
+	}
+	return r
+}
+
+// childErrors are the App's fields that a child built from it would be refused for, found
+// by creating each child with a dry run through c (concurrently: each is one round trip).
+// A child kind the cluster does not serve (the Gateway API's HTTPRoute) is checked by
+// gatewayErrors instead.
+func childErrors(ctx context.Context, c Creator, app *mooringv1.App) field.ErrorList {
+	children := appcontroller.Children(app, dryRunResolved(app))
+	results := make([]field.ErrorList, len(children))
+	var wg sync.WaitGroup
+	for i, child := range children {
+		wg.Go(func() { results[i] = dryRunChild(ctx, c, app, child) })
+	}
+	wg.Wait()
 	var errs field.ErrorList
-	errs = append(errs, validateContainerResources(app.Spec.Resources, field.NewPath("spec", "resources"))...)
-	errs = append(errs, validatePodSecurityContextValues(app.Spec.SecurityContext, field.NewPath("spec", "securityContext"))...)
-	return append(errs, validateExpose(app.Spec.Expose, field.NewPath("spec", "expose"))...)
-}
-
-// ratchet is check's errors of app without those old already had: the same field, value
-// and complaint.
-func ratchet(check func(*mooringv1.App) field.ErrorList, app, old *mooringv1.App) field.ErrorList {
-	errs := check(app)
-	if old == nil || len(errs) == 0 {
-		return errs
-	}
-	had := map[string]bool{}
-	for _, e := range check(old) {
-		had[e.Error()] = true
-	}
-	var out field.ErrorList
-	for _, e := range errs {
-		if !had[e.Error()] {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// hugePagesPrefix starts the names of huge page resources, e.g. hugepages-2Mi.
-const hugePagesPrefix = "hugepages-"
-
-// standardContainerResources are the resources a container may name without a domain.
-var standardContainerResources = map[corev1.ResourceName]bool{
-	corev1.ResourceCPU: true, corev1.ResourceMemory: true, corev1.ResourceEphemeralStorage: true,
-}
-
-func isHugePages(name corev1.ResourceName) bool {
-	return strings.HasPrefix(string(name), hugePagesPrefix)
-}
-
-// isNative is a resource Kubernetes defines: no domain, or one in kubernetes.io.
-func isNative(name corev1.ResourceName) bool {
-	return !strings.Contains(string(name), "/") || strings.Contains(string(name), "kubernetes.io/")
-}
-
-// overcommitAllowed is false for extended resources and huge pages: their request must
-// equal their limit.
-func overcommitAllowed(name corev1.ResourceName) bool {
-	return isNative(name) && !isHugePages(name)
-}
-
-// validateContainerResources adds what Kubernetes checks of a container's resources
-// beyond validateResources: the names a container may use, whole numbers of extended
-// resources, requests equal to limits where no overcommit is allowed, huge pages in
-// whole pages and only beside cpu or memory, and no claims (the App's pods declare none).
-func validateContainerResources(r corev1.ResourceRequirements, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	reqPath, limPath := path.Child("requests"), path.Child("limits")
-	cpuOrMemory, hugePages := false, false
-	check := func(list corev1.ResourceList, p *field.Path) {
-		for name, q := range list {
-			fp := p.Key(string(name))
-			if len(validation.IsQualifiedName(string(name))) > 0 {
-				continue // validateResources says so
-			}
-			switch {
-			case !strings.Contains(string(name), "/"):
-				if !standardContainerResources[name] && !isHugePages(name) {
-					errs = append(errs, field.Invalid(fp, string(name),
-						"must be cpu, memory, ephemeral-storage, hugepages-<size> or an extended resource with a domain, such as example.com/gpu"))
-					continue
-				}
-			case !isNative(name):
-				if strings.HasPrefix(string(name), "requests.") || len(validation.IsQualifiedName("requests."+string(name))) > 0 {
-					errs = append(errs, field.Invalid(fp, string(name), "is not a valid extended resource name"))
-					continue
-				}
-				if q.MilliValue()%1000 != 0 {
-					errs = append(errs, field.Invalid(fp, q.String(), "must be a whole number: extended resources are not divisible"))
-				}
-			}
-			if name == corev1.ResourceCPU || name == corev1.ResourceMemory {
-				cpuOrMemory = true
-			}
-			if isHugePages(name) {
-				hugePages = true
-				if msg := hugePageValue(name, q); msg != "" {
-					errs = append(errs, field.Invalid(fp, q.String(), msg))
-				}
-			}
-		}
-	}
-	check(r.Requests, reqPath)
-	check(r.Limits, limPath)
-	for name, req := range r.Requests {
-		if overcommitAllowed(name) {
-			continue
-		}
-		limit, ok := r.Limits[name]
-		switch {
-		case !ok:
-			errs = append(errs, field.Required(limPath.Key(string(name)),
-				fmt.Sprintf("must be set to the request %s: %s cannot be overcommitted", req.String(), name)))
-		case req.Cmp(limit) != 0:
-			errs = append(errs, field.Invalid(reqPath.Key(string(name)), req.String(),
-				fmt.Sprintf("must be equal to the limit %s: %s cannot be overcommitted", limit.String(), name)))
-		}
-	}
-	if hugePages && !cpuOrMemory {
-		errs = append(errs, field.Forbidden(path, "huge pages need a cpu or memory request or limit"))
-	}
-	for i, c := range r.Claims {
-		errs = append(errs, field.Invalid(path.Child("claims").Index(i).Child("name"), c.Name,
-			"refers to no resource claim: the App's pods declare none, so spec.resources.claims must be empty"))
+	for _, r := range results {
+		errs = append(errs, r...)
 	}
 	return errs
 }
 
-// hugePageValue is why q is not a whole number of the pages name names; "" when it is.
-func hugePageValue(name corev1.ResourceName, q resource.Quantity) string {
-	size, err := resource.ParseQuantity(strings.TrimPrefix(string(name), hugePagesPrefix))
-	if err != nil || size.Sign() <= 0 {
-		return fmt.Sprintf("%s does not name a page size (hugepages-2Mi, hugepages-1Gi)", name)
+// dryRunChild creates child with a dry run under a name generated from its own, and
+// returns the App fields the API server refuses it for.
+func dryRunChild(ctx context.Context, c Creator, app *mooringv1.App, child client.Object) field.ErrorList {
+	kind := childKind(child)
+	obj := child.DeepCopyObject().(client.Object)
+	obj.SetNamespace(app.Namespace)
+	obj.SetGenerateName(obj.GetName() + "-")
+	obj.SetName("")
+	err := c.Create(ctx, obj, client.DryRunAll)
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return nil
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+		if kind == "HTTPRoute" {
+			return gatewayErrors(app.Spec.Expose)
+		}
+		return nil
+	case !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil:
+		ctrl.Log.WithName("app-webhook").V(1).Info("Could not check a child of the App with a dry run; the controller will report what applying it meets",
+			"app", client.ObjectKeyFromObject(app), "kind", kind, "error", err.Error())
+		return nil
 	}
-	if q.Value()%size.Value() != 0 {
-		return fmt.Sprintf("must be a whole number of %s pages", size.String())
+	m := childFields{app: app, kind: kind, child: child}
+	var errs field.ErrorList
+	for _, cause := range status.Status().Details.Causes {
+		errs = append(errs, m.appError(cause.Field, string(cause.Type), cause.Message))
+	}
+	if len(errs) == 0 { // refused without saying which field
+		errs = append(errs, field.Invalid(field.NewPath("spec"), field.OmitValueType{},
+			fmt.Sprintf("the %s built from the App would be refused: %s", kind, status.Status().Message)))
+	}
+	return errs
+}
+
+// childKind is the kind of a child built by the App's builders, which leave TypeMeta
+// empty: its Go type's name (Deployment, HTTPRoute).
+func childKind(obj client.Object) string { return reflect.TypeOf(obj).Elem().Name() }
+
+// appError turns one field error of a child into the same error at the App's field. The
+// message is the API server's, after the field; when the App field is not the child's
+// field by another name (a probe built from spec.healthCheck), the child's field follows
+// in parentheses.
+func (m childFields) appError(childField, causeType, message string) *field.Error {
+	appPath, exact := m.appField(childField)
+	t := field.ErrorType(causeType)
+	detail := message
+	if prefix := t.String() + ": "; strings.HasPrefix(message, prefix) {
+		detail = strings.TrimPrefix(message, prefix)
+	} else if message == t.String() {
+		detail = ""
+	} else {
+		t = field.ErrorTypeInvalid // an unknown type would print as an internal error
+	}
+	if hint := fieldHint(appPath); hint != "" {
+		detail += " (" + hint + ")"
+	}
+	if !exact {
+		where := fmt.Sprintf("the %s built from the App", m.kind)
+		if childField != "" && childField != "[]" {
+			where = fmt.Sprintf("the %s's %s", m.kind, childField)
+		}
+		detail = strings.TrimPrefix(detail+" ("+where+")", " ")
+	}
+	return &field.Error{Type: t, Field: appPath, BadValue: field.OmitValueType{}, Detail: detail}
+}
+
+// fieldHints say what an App field names, where the API server's message says only what
+// form the name must have ("a lowercase RFC 1123 subdomain must consist of ...").
+var fieldHints = []struct{ suffix, hint string }{
+	{"secretRef.name", "must be the name of a Secret in the App's namespace"},
+	{"secretKeyRef.name", "must be the name of a Secret in the App's namespace"},
+	{"tls.secretName", "must be the name of a Secret in the App's namespace"},
+	{"configMapRef.name", "must be the name of a ConfigMap in the App's namespace"},
+	{"configMapKeyRef.name", "must be the name of a ConfigMap in the App's namespace"},
+	{"secretKeyRef.key", "must be a Secret key"},
+	{"configMapKeyRef.key", "must be a ConfigMap key"},
+	{"expose.ingressClassName", "must be the name of an IngressClass"},
+}
+
+func fieldHint(appPath string) string {
+	for _, h := range fieldHints {
+		if strings.HasSuffix(appPath, h.suffix) {
+			return h.hint
+		}
 	}
 	return ""
-}
-
-// validatePodSecurityContextValues adds what Kubernetes checks of the pod security context
-// beyond validatePodSecurityContext: user and group IDs in range, known enum values, and
-// Localhost profiles that name their profile, as a relative path inside the node's
-// profile directory.
-func validatePodSecurityContextValues(sc *corev1.PodSecurityContext, path *field.Path) field.ErrorList {
-	if sc == nil {
-		return nil
-	}
-	var errs field.ErrorList
-	ids := map[string]*int64{"runAsUser": sc.RunAsUser, "runAsGroup": sc.RunAsGroup, "fsGroup": sc.FSGroup}
-	for _, name := range []string{"runAsUser", "runAsGroup", "fsGroup"} {
-		if id := ids[name]; id != nil {
-			for _, msg := range validation.IsValidUserID(*id) {
-				errs = append(errs, field.Invalid(path.Child(name), *id, msg))
-			}
-		}
-	}
-	for i, g := range sc.SupplementalGroups {
-		for _, msg := range validation.IsValidGroupID(g) {
-			errs = append(errs, field.Invalid(path.Child("supplementalGroups").Index(i), g, msg))
-		}
-	}
-	if p := sc.FSGroupChangePolicy; p != nil && *p != corev1.FSGroupChangeOnRootMismatch && *p != corev1.FSGroupChangeAlways {
-		errs = append(errs, field.NotSupported(path.Child("fsGroupChangePolicy"), *p,
-			[]corev1.PodFSGroupChangePolicy{corev1.FSGroupChangeOnRootMismatch, corev1.FSGroupChangeAlways}))
-	}
-	if p := sc.SupplementalGroupsPolicy; p != nil && *p != corev1.SupplementalGroupsPolicyMerge && *p != corev1.SupplementalGroupsPolicyStrict {
-		errs = append(errs, field.NotSupported(path.Child("supplementalGroupsPolicy"), *p,
-			[]corev1.SupplementalGroupsPolicy{corev1.SupplementalGroupsPolicyMerge, corev1.SupplementalGroupsPolicyStrict}))
-	}
-	if p := sc.SeccompProfile; p != nil {
-		fp := path.Child("seccompProfile")
-		switch p.Type {
-		case corev1.SeccompProfileTypeRuntimeDefault, corev1.SeccompProfileTypeUnconfined, corev1.SeccompProfileTypeLocalhost:
-		default:
-			errs = append(errs, field.NotSupported(fp.Child("type"), p.Type,
-				[]corev1.SeccompProfileType{corev1.SeccompProfileTypeRuntimeDefault, corev1.SeccompProfileTypeLocalhost}))
-		}
-		errs = append(errs, localhostProfile(p.Type == corev1.SeccompProfileTypeLocalhost, p.LocalhostProfile, fp, true)...)
-	}
-	if p := sc.AppArmorProfile; p != nil {
-		fp := path.Child("appArmorProfile")
-		switch p.Type {
-		case corev1.AppArmorProfileTypeRuntimeDefault, corev1.AppArmorProfileTypeUnconfined, corev1.AppArmorProfileTypeLocalhost:
-		default:
-			errs = append(errs, field.NotSupported(fp.Child("type"), p.Type,
-				[]corev1.AppArmorProfileType{corev1.AppArmorProfileTypeRuntimeDefault, corev1.AppArmorProfileTypeLocalhost}))
-		}
-		errs = append(errs, localhostProfile(p.Type == corev1.AppArmorProfileTypeLocalhost, p.LocalhostProfile, fp, false)...)
-	}
-	return errs
-}
-
-// localhostProfile checks a profile's localhostProfile: required exactly when the type is
-// Localhost; for seccomp, a relative path without "..".
-func localhostProfile(localhost bool, profile *string, path *field.Path, isPath bool) field.ErrorList {
-	fp := path.Child("localhostProfile")
-	switch {
-	case localhost && (profile == nil || *profile == ""):
-		return field.ErrorList{field.Required(fp, "must name the profile when type is Localhost")}
-	case !localhost && profile != nil:
-		return field.ErrorList{field.Forbidden(fp, "may be set only when type is Localhost")}
-	case !localhost || !isPath:
-		return nil
-	}
-	var errs field.ErrorList
-	if strings.HasPrefix(*profile, "/") {
-		errs = append(errs, field.Invalid(fp, *profile, "must be a path relative to the kubelet's seccomp profile directory"))
-	}
-	for _, part := range strings.Split(*profile, "/") {
-		if part == ".." {
-			errs = append(errs, field.Invalid(fp, *profile, "must not contain '..'"))
-			break
-		}
-	}
-	return errs
-}
-
-// The rules the Ingress (pathType Prefix) and the Gateway API's HTTPRoute (PathPrefix)
-// both apply to a path, and those only the HTTPRoute's CRD adds.
-var (
-	invalidPathSequences = []string{"//", "/./", "/../", "%2f", "%2F"}
-	invalidPathSuffixes  = []string{"/..", "/."}
-	routePathCharacters  = regexp.MustCompile(`^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$`)
-)
-
-// validateExpose checks spec.expose as the Ingress and HTTPRoute built from it are checked.
-func validateExpose(e *mooringv1.AppExpose, path *field.Path) field.ErrorList {
-	if e == nil {
-		return nil
-	}
-	var errs field.ErrorList
-	p := e.Path
-	if p == "" {
-		p = "/" // the builders' default
-	}
-	for _, seq := range invalidPathSequences {
-		if strings.Contains(p, seq) {
-			errs = append(errs, field.Invalid(path.Child("path"), e.Path, fmt.Sprintf("must not contain '%s'", seq)))
-		}
-	}
-	for _, suffix := range invalidPathSuffixes {
-		if strings.HasSuffix(p, suffix) {
-			errs = append(errs, field.Invalid(path.Child("path"), e.Path, fmt.Sprintf("must not end with '%s'", suffix)))
-		}
-	}
-	if e.Gateway != nil && (!routePathCharacters.MatchString(p) || strings.Contains(p, "#")) {
-		errs = append(errs, field.Invalid(path.Child("path"), e.Path,
-			"must contain only URL path characters (letters, digits, -._~!$&'()*+,;=:@/) and %-escapes for an HTTPRoute"))
-	}
-	if net.ParseIP(e.Host) != nil {
-		errs = append(errs, field.Invalid(path.Child("host"), e.Host, "must be a DNS name, not an IP address"))
-	}
-	if c := e.IngressClassName; c != nil {
-		for _, msg := range validation.IsDNS1123Subdomain(*c) {
-			errs = append(errs, field.Invalid(path.Child("ingressClassName"), *c, "must be the name of an IngressClass: "+msg))
-		}
-	}
-	if t := e.TLS; t != nil && t.SecretName != "" {
-		for _, msg := range validation.IsDNS1123Subdomain(t.SecretName) {
-			errs = append(errs, field.Invalid(path.Child("tls", "secretName"), t.SecretName, "must be the name of a Secret: "+msg))
-		}
-	}
-	if g := e.Gateway; g != nil {
-		gp := path.Child("gateway")
-		if len(g.Name) > validation.DNS1123SubdomainMaxLength {
-			errs = append(errs, field.TooLong(gp.Child("name"), g.Name, validation.DNS1123SubdomainMaxLength))
-		}
-		if g.Namespace != "" {
-			for _, msg := range validation.IsDNS1123Label(g.Namespace) {
-				errs = append(errs, field.Invalid(gp.Child("namespace"), g.Namespace, "must be a namespace name: "+msg))
-			}
-		}
-		if g.SectionName != "" {
-			for _, msg := range validation.IsDNS1123Subdomain(g.SectionName) {
-				errs = append(errs, field.Invalid(gp.Child("sectionName"), g.SectionName, "must be the name of a Gateway listener: "+msg))
-			}
-		}
-	}
-	return errs
 }

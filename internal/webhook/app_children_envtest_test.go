@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/webhook"
 )
 
 // App fields the schema lets through but the App's children (Deployment, Ingress,
@@ -30,40 +32,40 @@ func TestAppFieldsInvalidForChildrenRejected(t *testing.T) {
 		"fractional extended resource": {
 			mutate: withResources(corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{"example.com/gpu": q("500m")}, Limits: corev1.ResourceList{"example.com/gpu": q("500m")}}),
-			field: "spec.resources.requests[example.com/gpu]", message: "must be a whole number",
+			field: "spec.resources.requests[example.com/gpu]", message: "must be an integer",
 		},
 		"extended resource request without limit": {
 			mutate: withResources(corev1.ResourceRequirements{Requests: corev1.ResourceList{"example.com/gpu": q("1")}}),
-			field:  "spec.resources.limits[example.com/gpu]", message: "cannot be overcommitted",
+			field:  "spec.resources.limits", message: "Limit must be set for non overcommitable resources",
 		},
 		"extended resource request below its limit": {
 			mutate: withResources(corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{"example.com/gpu": q("1")}, Limits: corev1.ResourceList{"example.com/gpu": q("2")}}),
-			field: "spec.resources.requests[example.com/gpu]", message: "must be equal to the limit 2",
+			field: "spec.resources.requests", message: "must be equal to example.com/gpu limit of 2",
 		},
 		"resource without a domain that is not standard": {
 			mutate: withResources(corev1.ResourceRequirements{Limits: corev1.ResourceList{"gpu": q("1")}}),
-			field:  "spec.resources.limits[gpu]", message: "must be cpu, memory, ephemeral-storage",
+			field:  "spec.resources.limits[gpu]", message: "must be a standard resource for containers",
 		},
 		"huge pages without cpu or memory": {
 			mutate: withResources(corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{"hugepages-2Mi": q("4Mi")}, Limits: corev1.ResourceList{"hugepages-2Mi": q("4Mi")}}),
-			field: "spec.resources", message: "huge pages need a cpu or memory",
+			field: "spec.resources", message: "HugePages require cpu or memory",
 		},
 		"huge pages not whole pages": {
 			mutate: withResources(corev1.ResourceRequirements{
 				Limits: corev1.ResourceList{"hugepages-2Mi": q("3Mi"), corev1.ResourceMemory: q("64Mi")}}),
-			field: "spec.resources.limits[hugepages-2Mi]", message: "whole number of 2Mi pages",
+			field: "spec.resources.limits[hugepages-2Mi]", message: "is not positive integer multiple of hugepages-2Mi",
 		},
 		"resource claim referring to nothing": {
 			mutate: withResources(corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}}),
-			field:  "spec.resources.claims[0].name", message: "refers to no resource claim",
+			field:  "spec.resources.claims[0]", message: "must be one of the names in pod.spec.resourceClaims",
 		},
 		"Localhost seccomp profile without its profile": {
 			mutate: func(a *mooringv1.App) {
 				a.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeLocalhost}}
 			},
-			field: "spec.securityContext.seccompProfile.localhostProfile", message: "must name the profile when type is Localhost",
+			field: "spec.securityContext.seccompProfile.localhostProfile", message: "must be set when seccomp type is Localhost",
 		},
 		"seccomp profile outside the profile directory": {
 			mutate: func(a *mooringv1.App) {
@@ -78,9 +80,66 @@ func TestAppFieldsInvalidForChildrenRejected(t *testing.T) {
 			},
 			field: "spec.securityContext.runAsUser", message: "must be between 0 and 2147483647",
 		},
+		"request above limit": {
+			mutate: withResources(corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceMemory: q("2Gi")}, Limits: corev1.ResourceList{corev1.ResourceMemory: q("1Gi")}}),
+			field: "spec.resources.requests", message: "must be less than or equal to memory limit of 1Gi",
+		},
+		"envFrom Secret in another namespace": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "other/creds"}}}}
+			},
+			field: "spec.envFrom[0].secretRef.name", message: "must be the name of a Secret",
+		},
+		"envFrom prefix with '='": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.EnvFrom = []corev1.EnvFromSource{{Prefix: "DB=", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
+			},
+			field: "spec.envFrom[0].prefix", message: "other than '='",
+		},
+		"configMapKeyRef upper case": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "Settings"}, Key: "a"}}}}
+			},
+			field: "spec.env[0].valueFrom.configMapKeyRef.name", message: "must be the name of a ConfigMap",
+		},
+		"secretKeyRef key with a slash": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: "a/b"}}}}
+			},
+			field: "spec.env[0].valueFrom.secretKeyRef.key", message: "must be a Secret key",
+		},
+		// The builder puts APP_CONFIG and the bindings' variables before spec.env: the
+		// error still names the App's own entry.
+		"env name after the config and a binding's variables": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.Config = "level=debug"
+				a.Spec.Bindings = []mooringv1.AppBinding{{Name: "orders", Env: true, Ref: mooringv1.AppBindingRef{Kind: mooringv1.BindingKindDatabaseCluster, Name: "orders"}}}
+				a.Spec.Env = []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B=C", Value: "2"}}
+			},
+			field: "spec.env[1].name", message: "other than '='",
+		},
+		"fieldRef to an unsupported path": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.containers"}}}}
+			},
+			field: "spec.env[0].valueFrom.fieldRef.fieldPath", message: "field label not supported",
+		},
+		"resourceFieldRef to an unknown resource": {
+			mutate: func(a *mooringv1.App) {
+				a.Spec.Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.gpu"}}}}
+			},
+			field: "spec.env[0].valueFrom.resourceFieldRef.resource", message: "Unsupported value",
+		},
+		"config over a ConfigMap's 1 MiB": {
+			mutate: func(a *mooringv1.App) { a.Spec.Config = strings.Repeat("x", 1<<20+1) },
+			field:  "spec.config", message: "may not be more than 1048576 bytes",
+		},
 		"path with an empty segment": {mutate: withPath("/a//b"), field: "spec.expose.path", message: "must not contain '//'"},
 		"path with ..":               {mutate: withPath("/a/../b"), field: "spec.expose.path", message: "must not contain '/../'"},
-		"path ending in ..":          {mutate: withPath("/a/.."), field: "spec.expose.path", message: "must not end with '/..'"},
+		"path ending in ..":          {mutate: withPath("/a/.."), field: "spec.expose.path", message: "cannot end with '/..'"},
 
 		"upper-case ingress class": {
 			mutate: func(a *mooringv1.App) { a.Spec.Expose = &mooringv1.AppExpose{IngressClassName: ptr.To("Nginx")} },
@@ -151,5 +210,31 @@ func TestAppFieldsInvalidForChildrenRejected(t *testing.T) {
 	}
 	if err := env.Client.Create(ctx, routed); err != nil {
 		t.Fatalf("valid App with a gateway rejected: %v", err)
+	}
+}
+
+// An App stored before its children were checked at admission is not refused every
+// change for a value it already had; a new bad value is refused, and so is the old one
+// once fixed and set again. Through the validator itself: the API server would not store
+// the App to start from.
+func TestChildFieldChecksRatchet(t *testing.T) {
+	ns := env.Namespace(t)
+	v := webhook.AppValidator{Reader: env.Client, Reviewer: env.Client, Children: env.Client}
+	app := func(path string, replicas int32) *mooringv1.App {
+		return &mooringv1.App{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: mooringv1.AppSpec{
+			Image: "nginx:1.27", Port: ptr.To[int32](80), Replicas: ptr.To(replicas), Expose: &mooringv1.AppExpose{Path: path}}}
+	}
+	stored := app("/a//b", 1)
+	if _, err := v.ValidateCreate(ctx, stored); err == nil || !strings.Contains(err.Error(), "spec.expose.path") {
+		t.Fatalf("create with path /a//b: %v, want spec.expose.path rejected", err)
+	}
+	if _, err := v.ValidateUpdate(ctx, stored, app("/a//b", 3)); err != nil {
+		t.Errorf("scaling an App whose path was stored before the check: %v, want accepted", err)
+	}
+	if _, err := v.ValidateUpdate(ctx, stored, app("/c//d", 1)); err == nil || !strings.Contains(err.Error(), "spec.expose.path") {
+		t.Errorf("changing the path to another bad one: %v, want spec.expose.path rejected", err)
+	}
+	if _, err := v.ValidateUpdate(ctx, stored, app("/c", 1)); err != nil {
+		t.Errorf("fixing the path: %v", err)
 	}
 }

@@ -155,7 +155,7 @@ func resolveBindings(ctx context.Context, reader client.Reader, ns string, refs 
 	for _, r := range refs {
 		out = append(out, r)
 		if r.binding == "" || len(validation.IsDNS1123Subdomain(r.name)) > 0 {
-			continue // a name that is no object's is refused by referenceErrors, not looked up
+			continue // a name that is no object's is refused (referenceErrors, the children's dry run), not looked up
 		}
 		if reader == nil {
 			return nil, errors.New("the webhook has no reader to look up binding targets with")

@@ -14,7 +14,7 @@ import (
 // manager's client, which creates SubjectAccessReviews directly (no cache).
 func Setup(mgr ctrl.Manager) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &mooringv1.App{}).
-		WithValidator(AppValidator{Reader: mgr.GetAPIReader(), Reviewer: mgr.GetClient()}).
+		WithValidator(AppValidator{Reader: mgr.GetAPIReader(), Reviewer: mgr.GetClient(), Children: mgr.GetClient()}).
 		Complete(); err != nil {
 		return err
 	}
