@@ -1,7 +1,7 @@
 // Package bindingenv names the environment variables an App's binding with env: true sets
-// in its pods. The App's builders (internal/controller/app) set them and the App webhook
-// (internal/webhook), which the builders' package imports, refuses spec.env entries that
-// would set the same names; both take the names from here.
+// in its pods. The App's builders (internal/controller/app) set them, and the App webhook
+// (internal/webhook) refuses spec.env entries that would set the same names and builds
+// the Deployment it dry-runs with them; all take the names from here.
 package bindingenv
 
 import "strings"

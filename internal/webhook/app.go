@@ -17,7 +17,8 @@ import (
 // +kubebuilder:webhook:path=/validate-mooring-dev-v1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=apps,verbs=create;update,versions=v1,name=vapp-v1.mooring.dev,admissionReviewVersions=v1
 
 // AppValidator checks what the App's schema cannot: that the image is a valid reference,
-// that the environment and resources make a valid container, that the pod security
+// that every child the App controller would build from it (its Deployment, Service,
+// ConfigMap, Ingress, ...) is one the API server takes (childErrors), that the pod security
 // context does not undo the restrictions Mooring's pods run with nor ask for more than the
 // namespace's Pod Security level allows, and that the requesting user may read every
 // Secret and ConfigMap the App's pods would read.
