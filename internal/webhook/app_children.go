@@ -146,16 +146,18 @@ func (m childFields) appError(childField, causeType, message string) *field.Erro
 	} else {
 		t = field.ErrorTypeInvalid // an unknown type would print as an internal error
 	}
+	notes := []string{detail}
 	if hint := fieldHint(appPath); hint != "" {
-		detail += " (" + hint + ")"
+		notes = append(notes, "("+hint+")")
 	}
 	if !exact {
 		where := fmt.Sprintf("the %s built from the App", m.kind)
 		if childField != "" && childField != "[]" {
 			where = fmt.Sprintf("the %s's %s", m.kind, childField)
 		}
-		detail = strings.TrimPrefix(detail+" ("+where+")", " ")
+		notes = append(notes, "("+where+")")
 	}
+	detail = strings.TrimSpace(strings.Join(notes, " "))
 	return &field.Error{Type: t, Field: appPath, BadValue: field.OmitValueType{}, Detail: detail}
 }
 
