@@ -85,9 +85,16 @@ func childErrors(ctx context.Context, c Creator, app *mooringv1.App) field.Error
 		wg.Go(func() { results[i] = dryRunChild(ctx, c, app, child) })
 	}
 	wg.Wait()
+	// Two children built from one field (the Ingress's rule host and TLS host) say the same.
 	var errs field.ErrorList
+	seen := map[string]bool{}
 	for _, r := range results {
-		errs = append(errs, r...)
+		for _, e := range r {
+			if !seen[e.Error()] {
+				seen[e.Error()] = true
+				errs = append(errs, e)
+			}
+		}
 	}
 	return errs
 }
