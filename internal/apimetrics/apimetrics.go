@@ -13,10 +13,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-// Requests counts API requests by HTTP method and resource (e.g. PATCH deployments).
+// Requests counts API requests by HTTP method and resource (e.g. PATCH deployments). A
+// watch counts as WATCH, a dry run (the App webhook's creates of an App's children, which
+// store nothing) as DRYRUN: neither is a write.
 var Requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "mooring_api_requests_total",
-	Help: "Requests sent to the Kubernetes API server by HTTP method and resource.",
+	Help: "Requests sent to the Kubernetes API server by HTTP method (WATCH for a watch, DRYRUN for a dry run, which stores nothing) and resource.",
 }, []string{"method", "resource"})
 
 func init() {
@@ -37,12 +39,21 @@ func Instrument(cfg *rest.Config) {
 type roundTripper struct{ next http.RoundTripper }
 
 func (r roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	method := req.Method
-	if req.URL.Query().Get("watch") == "true" {
-		method = "WATCH"
-	}
-	Requests.WithLabelValues(method, Resource(req.URL.Path)).Inc()
+	Requests.WithLabelValues(Method(req), Resource(req.URL.Path)).Inc()
 	return r.next.RoundTrip(req)
+}
+
+// Method is the method a request is counted under: its HTTP method, WATCH for a watch,
+// DRYRUN for a dry run.
+func Method(req *http.Request) string {
+	switch q := req.URL.Query(); {
+	case q.Get("watch") == "true":
+		return "WATCH"
+	case q.Has("dryRun"):
+		return "DRYRUN"
+	default:
+		return req.Method
+	}
 }
 
 // Resource extracts the resource (with subresource, e.g. "apps/status") from an API
@@ -101,12 +112,12 @@ func Snapshot() map[Key]float64 {
 	return out
 }
 
-// Writes returns the requests that change something (every method but GET and WATCH)
-// made between two snapshots, by key.
+// Writes returns the requests that change something (every method but GET, WATCH and
+// DRYRUN) made between two snapshots, by key.
 func Writes(before, after map[Key]float64) map[Key]float64 {
 	out := map[Key]float64{}
 	for k, v := range after {
-		if k.Method == http.MethodGet || k.Method == "WATCH" {
+		if k.Method == http.MethodGet || k.Method == "WATCH" || k.Method == "DRYRUN" {
 			continue
 		}
 		if d := v - before[k]; d > 0 {

@@ -1,6 +1,9 @@
 package apimetrics
 
-import "testing"
+import (
+	"net/http/httptest"
+	"testing"
+)
 
 func TestResource(t *testing.T) {
 	tests := map[string]string{
@@ -19,5 +22,32 @@ func TestResource(t *testing.T) {
 		if got := Resource(path); got != want {
 			t.Errorf("Resource(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+// A watch and a dry run are counted apart from the writes: neither changes anything.
+func TestMethod(t *testing.T) {
+	tests := map[string]string{
+		"GET /api/v1/namespaces/ns/configmaps?watch=true":                  "WATCH",
+		"POST /apis/apps/v1/namespaces/ns/deployments?dryRun=All":          "DRYRUN",
+		"POST /apis/apps/v1/namespaces/ns/deployments":                     "POST",
+		"PATCH /apis/apps/v1/namespaces/ns/deployments/web?fieldManager=m": "PATCH",
+	}
+	for request, want := range tests {
+		var method, target string
+		for i := range request {
+			if request[i] == ' ' {
+				method, target = request[:i], request[i+1:]
+				break
+			}
+		}
+		if got := Method(httptest.NewRequest(method, target, nil)); got != want {
+			t.Errorf("Method(%s) = %q, want %q", request, got, want)
+		}
+	}
+	before := map[Key]float64{}
+	after := map[Key]float64{{"DRYRUN", "deployments"}: 3, {"WATCH", "pods"}: 1, {"POST", "configmaps"}: 1}
+	if w := Writes(before, after); len(w) != 1 || w[Key{"POST", "configmaps"}] != 1 {
+		t.Errorf("Writes = %v, want only the POST of configmaps", w)
 	}
 }

@@ -33,8 +33,8 @@ func traced(r *http.Request) bool {
 	return r.URL.Query().Get("watch") != "true" && trace.SpanContextFromContext(r.Context()).IsValid()
 }
 
-// spanName is "<METHOD> <resource>", e.g. "PATCH deployments" or "PATCH apps/status",
-// the same grouping as mooring_api_requests_total.
+// spanName is "<METHOD> <resource>", e.g. "PATCH deployments", "PATCH apps/status" or
+// "DRYRUN deployments", the same grouping as mooring_api_requests_total.
 func spanName(_ string, r *http.Request) string {
-	return r.Method + " " + apimetrics.Resource(r.URL.Path)
+	return apimetrics.Method(r) + " " + apimetrics.Resource(r.URL.Path)
 }

@@ -103,7 +103,7 @@ func Scrape(addr string) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
-// Writes lists the write requests (anything but GET and WATCH) in a scrape of
+// Writes lists the write requests (anything but GET, WATCH and DRYRUN) in a scrape of
 // mooring_api_requests_total, leaving out the resources named in except.
 func Writes(m map[string]float64, except ...string) map[string]float64 {
 	out := map[string]float64{}
@@ -111,7 +111,7 @@ func Writes(m map[string]float64, except ...string) map[string]float64 {
 		if !strings.HasPrefix(k, "mooring_api_requests_total{") || v == 0 {
 			continue
 		}
-		if strings.Contains(k, `method="GET"`) || strings.Contains(k, `method="WATCH"`) {
+		if strings.Contains(k, `method="GET"`) || strings.Contains(k, `method="WATCH"`) || strings.Contains(k, `method="DRYRUN"`) {
 			continue
 		}
 		skip := false
