@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,9 +46,12 @@ func (v AppValidator) ValidateUpdate(ctx context.Context, old, app *mooringv1.Ap
 	if err != nil {
 		return nil, err
 	}
-	if v.Children != nil {
-		// What the schema and the App's own checks let through but its children would not
-		// take: the API server's own validation of each child, by a dry run.
+	// What the schema and the App's own checks let through but its children would not
+	// take: the API server's own validation of each child, by a dry run. The children are
+	// built from the spec (and the name, which cannot change), so an update that leaves the
+	// spec alone (a label, a finalizer) makes the same children, and the ratchet would
+	// drop all their errors: no dry run then.
+	if v.Children != nil && (old == nil || !equality.Semantic.DeepEqual(old.Spec, app.Spec)) {
 		errs = append(errs, ratchet(func(a *mooringv1.App) field.ErrorList { return childErrors(ctx, v.Children, a) }, app, old)...)
 	}
 	return appWarnings(app), validateAppUpdate(old, app, errs...)

@@ -1,13 +1,16 @@
 package webhook_test
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/webhook"
@@ -237,4 +240,28 @@ func TestChildFieldChecksRatchet(t *testing.T) {
 	if _, err := v.ValidateUpdate(ctx, stored, app("/c", 1)); err != nil {
 		t.Errorf("fixing the path: %v", err)
 	}
+
+	// An update that leaves the spec alone (a label, the controller's finalizer) makes the
+	// same children: it costs no dry run. A change of the spec does.
+	counted := &countingCreator{Client: env.Client}
+	v.Children = counted
+	labelled := stored.DeepCopy()
+	labelled.Labels = map[string]string{"team": "shop"}
+	if _, err := v.ValidateUpdate(ctx, stored, labelled); err != nil || counted.n.Load() != 0 {
+		t.Errorf("labelling the App: %v after %d dry runs, want accepted after none", err, counted.n.Load())
+	}
+	if _, err := v.ValidateUpdate(ctx, stored, app("/c", 1)); err != nil || counted.n.Load() == 0 {
+		t.Errorf("changing the path: %v after %d dry runs, want accepted after some", err, counted.n.Load())
+	}
+}
+
+// countingCreator counts the creates (the dry runs) it passes on.
+type countingCreator struct {
+	client.Client
+	n atomic.Int32
+}
+
+func (c *countingCreator) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.n.Add(1)
+	return c.Client.Create(ctx, obj, opts...)
 }
