@@ -12,10 +12,11 @@ import (
 // root is the repository's root, seen from this package's directory.
 const root = ".."
 
-// pages returns README.md and every Markdown page under docs/, relative to the root.
+// pages returns README.md, CHANGELOG.md and every Markdown page under docs/, relative
+// to the root.
 func pages(t *testing.T) []page {
 	t.Helper()
-	rels := []string{"README.md"}
+	rels := []string{"README.md", "CHANGELOG.md"}
 	err := filepath.WalkDir(".", func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -39,8 +40,8 @@ func pages(t *testing.T) []page {
 	return out
 }
 
-// TestRelativeLinksResolve fails on a link of README.md or a page of docs/ that names a
-// file that does not exist, or a heading its target page does not have.
+// TestRelativeLinksResolve fails on a link of README.md, CHANGELOG.md or a page of docs/
+// that names a file that does not exist, or a heading its target page does not have.
 func TestRelativeLinksResolve(t *testing.T) {
 	all := pages(t)
 	byPath := map[string]page{}
@@ -78,12 +79,14 @@ func TestRelativeLinksResolve(t *testing.T) {
 				}
 			}
 			if !to.anchors()[anchor] {
-				t.Errorf("%s: link %q: %s has no heading with anchor #%s (it has %v)", p.path, target, dest, anchor, sortedKeys(to.anchors()))
+				t.Errorf("%s: link %q: %s has no heading with anchor #%s (it has %v)",
+					p.path, target, dest, anchor, sortedKeys(to.anchors()))
 			}
 		}
 	}
 	if checked < 20 {
-		t.Fatalf("checked only %d relative links; the link pattern no longer finds README.md's", checked)
+		t.Fatalf("checked only %d relative links; the link pattern no longer finds README.md's",
+			checked)
 	}
 }
 
@@ -117,15 +120,16 @@ func TestEveryPageIsLinkedFromREADME(t *testing.T) {
 	}
 }
 
-// TestMakeTargetsExist fails when README.md or a page of docs/ names a `make <target>`
-// that the Makefile does not define.
+// TestMakeTargetsExist fails when README.md, CHANGELOG.md or a page of docs/ names a
+// `make <target>` that the Makefile does not define.
 func TestMakeTargetsExist(t *testing.T) {
 	targets, err := makefileTargets(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !targets["test"] || !targets["run"] {
-		t.Fatalf("found only %v in the Makefile; its rule pattern no longer matches", sortedKeys(targets))
+		t.Fatalf("found only %v in the Makefile; its rule pattern no longer matches",
+			sortedKeys(targets))
 	}
 	named := 0
 	for _, p := range pages(t) {
@@ -137,7 +141,8 @@ func TestMakeTargetsExist(t *testing.T) {
 		}
 	}
 	if named < 10 {
-		t.Fatalf("found only %d make commands in the docs; the command pattern no longer finds README.md's", named)
+		t.Fatalf("found only %d make commands in the docs; the command pattern no longer finds "+
+			"README.md's", named)
 	}
 }
 
