@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -81,7 +82,7 @@ func (p page) anchors() map[string]bool {
 		a := slug(h)
 		if n := seen[a]; n > 0 {
 			seen[a]++
-			a = a + "-" + itoa(n)
+			a = a + "-" + strconv.Itoa(n)
 		} else {
 			seen[a] = 1
 		}
@@ -101,14 +102,6 @@ func slug(heading string) string {
 		}
 	}
 	return b.String()
-}
-
-func itoa(n int) string {
-	const digits = "0123456789"
-	if n < 10 {
-		return digits[n : n+1]
-	}
-	return itoa(n/10) + digits[n%10:n%10+1]
 }
 
 // commandSeparator splits a line of shell into commands.
@@ -144,12 +137,7 @@ func (p page) makeTargets() []string {
 }
 
 func isTargetName(s string) bool {
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789-_.") == ""
 }
 
 // makefileTarget is a rule's target list at the start of a line (not a := assignment).
