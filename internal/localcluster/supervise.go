@@ -127,6 +127,18 @@ func (s *Supervisor) Restart(ctx context.Context, name string) (time.Duration, e
 	return u.restart(ctx)
 }
 
+// Shutdown ends supervision before everything stops: from now on no component is
+// restarted or reported on Exited, so one that exits because another went first is part
+// of the shutdown. Each still has to be stopped (Cluster.Stop, Operator.Stop, Portal.Stop).
+func (s *Supervisor) Shutdown() {
+	s.mu.Lock()
+	units := slices.Clone(s.units)
+	s.mu.Unlock()
+	for _, u := range units {
+		u.hold()
+	}
+}
+
 // register adds a component; a name may be taken once.
 func (s *Supervisor) register(u *unit) error {
 	s.mu.Lock()
