@@ -109,7 +109,12 @@ func restartComponent(ctx context.Context, cfg config, name string, out io.Write
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "mooring-dev: restarting %s\n", name)
+	// Say what is going on before a restart that may take seconds, but not for a name
+	// the run will refuse.
+	if components, err := fetchStatus(ctx, client); err == nil &&
+		slices.ContainsFunc(components, func(c localcluster.ComponentStatus) bool { return c.Name == name }) {
+		fmt.Fprintf(out, "mooring-dev: restarting %s\n", name)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://mooring-dev/restart/"+name, nil)
 	if err != nil {
 		return err
@@ -128,20 +133,28 @@ func showStatus(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://mooring-dev/status", nil)
+	components, err := fetchStatus(ctx, client)
 	if err != nil {
 		return err
-	}
-	body, err := do(client, req)
-	if err != nil {
-		return err
-	}
-	var components []localcluster.ComponentStatus
-	if err := json.Unmarshal([]byte(body), &components); err != nil {
-		return fmt.Errorf("read status: %w", err)
 	}
 	printStatus(out, components, time.Now())
 	return nil
+}
+
+func fetchStatus(ctx context.Context, client *http.Client) ([]localcluster.ComponentStatus, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://mooring-dev/status", nil)
+	if err != nil {
+		return nil, err
+	}
+	body, err := do(client, req)
+	if err != nil {
+		return nil, err
+	}
+	var components []localcluster.ComponentStatus
+	if err := json.Unmarshal([]byte(body), &components); err != nil {
+		return nil, fmt.Errorf("read status: %w", err)
+	}
+	return components, nil
 }
 
 // printStatus writes the components as a table.

@@ -64,9 +64,16 @@ func TestControlSocket(t *testing.T) {
 	if want := "operator restarted, ready again after 1.2s (pid 202)"; !strings.Contains(out.String(), want) {
 		t.Errorf("restart output %q lacks %q", out.String(), want)
 	}
+	if !strings.HasPrefix(out.String(), "mooring-dev: restarting operator\n") {
+		t.Errorf("restart output %q does not begin by saying what it restarts", out.String())
+	}
+	out.Reset()
 	err = restartComponent(t.Context(), cfg, "kube-apiservre", &out)
 	if err == nil || err.Error() != `no component "kube-apiservre"; components: etcd, operator` {
 		t.Errorf("restart of an unknown name: %v; want the valid names", err)
+	}
+	if out.Len() > 0 {
+		t.Errorf("restart of an unknown name printed %q; want only the error", out.String())
 	}
 	if !slices.Equal(sup.restarted, []string{"operator"}) {
 		t.Errorf("supervisor restarted %v; want [operator] only", sup.restarted)
