@@ -152,10 +152,10 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 		return fmt.Errorf("client: %w", err)
 	}
 
-	if _, err := c.launch(ctx, o, etcd, etcdArgs(*l), nil, "", httpOK(http.DefaultClient, l.etcdURL()+"/health")); err != nil {
+	if _, err := c.launch(ctx, o, etcd, etcdArgs(*l), "", httpOK(http.DefaultClient, l.etcdURL()+"/health")); err != nil {
 		return err
 	}
-	apiserver, err := c.launch(ctx, o, kubeAPIServer, append(serverArgs, o.APIServerArgs...), nil, "", httpOK(probe, l.serverURL()+"/readyz"))
+	apiserver, err := c.launch(ctx, o, kubeAPIServer, append(serverArgs, o.APIServerArgs...), "", httpOK(probe, l.serverURL()+"/readyz"))
 	if err != nil {
 		return err
 	}
@@ -167,12 +167,12 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	if err := ensureNodes(ctx, cs, o.Nodes); err != nil {
 		return apiserver.failure(err)
 	}
-	kcm, err := c.launch(ctx, o, controllerManager, controllerManagerArgs(*l, saKey), nil, "",
+	kcm, err := c.launch(ctx, o, controllerManager, controllerManagerArgs(*l, saKey), "",
 		httpOK(probe, "https://127.0.0.1:"+strconv.Itoa(l.controllerManager)+"/healthz"))
 	if err != nil {
 		return err
 	}
-	if _, err := c.launch(ctx, o, scheduler, schedulerArgs(*l), nil, "",
+	if _, err := c.launch(ctx, o, scheduler, schedulerArgs(*l), "",
 		httpOK(probe, "https://127.0.0.1:"+strconv.Itoa(l.scheduler)+"/healthz")); err != nil {
 		return err
 	}
@@ -234,13 +234,13 @@ func (c *Cluster) HasRealNode() bool { return c.node != nil }
 
 // launch starts a component, has the supervisor watch it for unexpected exits and
 // waits until ready holds, then prints a progress line with the time it took.
-func (c *Cluster) launch(ctx context.Context, o Options, name string, args, env []string, note string, ready check) (*process, error) {
-	return c.launchPath(ctx, filepath.Join(o.BinDir, name), name, args, env, note, ready)
+func (c *Cluster) launch(ctx context.Context, o Options, name string, args []string, note string, ready check) (*process, error) {
+	return c.launchPath(ctx, filepath.Join(o.BinDir, name), name, args, note, ready)
 }
 
 // launchPath is launch for a binary outside Options.BinDir (containerd).
-func (c *Cluster) launchPath(ctx context.Context, path, name string, args, env []string, note string, ready check) (*process, error) {
-	return c.launchUnit(ctx, launchSpec{path: path, name: name, args: args, env: env, note: note, ready: ready})
+func (c *Cluster) launchPath(ctx context.Context, path, name string, args []string, note string, ready check) (*process, error) {
+	return c.launchUnit(ctx, launchSpec{path: path, name: name, args: args, note: note, ready: ready})
 }
 
 // launchSpec is how a component of the cluster starts.
