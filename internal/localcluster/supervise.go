@@ -56,8 +56,9 @@ type Supervisor struct {
 	out     io.Writer
 	exited  chan error
 
-	mu    sync.Mutex
-	units []*unit // in start order
+	mu     sync.Mutex
+	units  []*unit // in start order
+	closed bool    // Shutdown was called
 }
 
 // NewSupervisor returns a Supervisor restarting with b (b.Initial zero: never) and
@@ -124,7 +125,17 @@ func (s *Supervisor) Restart(ctx context.Context, name string) (time.Duration, e
 	if err != nil {
 		return 0, err
 	}
-	return u.restart(ctx)
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return 0, fmt.Errorf("localcluster: not restarting %s: everything is stopping", name)
+	}
+	down, err := u.restart(ctx)
+	if err == nil {
+		s.say("%s restarted on request (pid %d), down for %s", name, u.current().pid(), down.Round(100*time.Millisecond))
+	}
+	return down, err
 }
 
 // Shutdown ends supervision before everything stops: from now on no component is
@@ -132,6 +143,7 @@ func (s *Supervisor) Restart(ctx context.Context, name string) (time.Duration, e
 // of the shutdown. Each still has to be stopped (Cluster.Stop, Operator.Stop, Portal.Stop).
 func (s *Supervisor) Shutdown() {
 	s.mu.Lock()
+	s.closed = true
 	units := slices.Clone(s.units)
 	s.mu.Unlock()
 	for _, u := range units {
@@ -213,6 +225,9 @@ func (u *unit) supersede() {
 // error and leaves the component stopped: starting on purpose (a cluster's start-up,
 // Restart) reports failure to its caller rather than entering a crash loop.
 func (u *unit) start(ctx context.Context, first bool) (*process, error) {
+	if p := u.current(); p != nil && !p.exited() {
+		return nil, fmt.Errorf("%s is still running (pid %d)", u.name, p.pid())
+	}
 	ready := u.ready
 	if u.prepare != nil && !first {
 		var err error

@@ -117,6 +117,9 @@ func TestSupervisorRestartsOperator(t *testing.T) {
 			t.Fatalf("after Restart pid %d (alive %v), before %d (alive %v); want a new live process", op.Pid(), alive(op.Pid()), pid, alive(pid))
 		}
 		t.Logf("restarted in %s", down)
+		if said := fmt.Sprintf("operator restarted on request (pid %d)", op.Pid()); !strings.Contains(out.String(), said) {
+			t.Errorf("supervisor output lacks %q:\n%s", said, out)
+		}
 		_, err = sup.Restart(t.Context(), "operater")
 		if err == nil || !strings.Contains(err.Error(), `no component "operater"; components: operator`) {
 			t.Fatalf("Restart of an unknown name: %v; want the list of names", err)
@@ -139,6 +142,10 @@ func TestSupervisorRestartsOperator(t *testing.T) {
 		})
 		if st := statusOf(t, sup, OperatorComponent); st.State != "stopped" {
 			t.Errorf("status after Stop = %+v; want stopped", st)
+		}
+		sup.Shutdown()
+		if _, err := sup.Restart(t.Context(), OperatorComponent); err == nil || !strings.Contains(err.Error(), "everything is stopping") {
+			t.Errorf("Restart after Shutdown: %v; want a refusal", err)
 		}
 	})
 }
