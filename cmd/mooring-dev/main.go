@@ -5,6 +5,8 @@
 //	mooring-dev up     the same in the background; returns once the operator is ready
 //	mooring-dev down   stop what "up" (or a "run" elsewhere) started
 //	mooring-dev clean  down, then delete the state directory
+//	mooring-dev restart <component>  restart one component of the running cluster
+//	mooring-dev status  each component of the running cluster: state, pid, restarts
 //	mooring-dev version  print the version (also --version)
 //
 // The cluster comes from internal/localcluster, unless KUBECONFIG is set and
@@ -19,8 +21,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/mooringhq/mooring/internal/localcluster"
 	"github.com/mooringhq/mooring/internal/version"
 )
 
@@ -36,9 +40,12 @@ type config struct {
 	realNode string
 	timeout  time.Duration
 	detached bool // set by "up" on the background "run" it starts
+	// restartDelay and restartMaxDelay are the supervisor's backoff; a zero delay turns
+	// restarts off, so the first component to die stops everything.
+	restartDelay, restartMaxDelay time.Duration
 }
 
-const usage = `usage: mooring-dev <run|up|down|clean|version> [flags]
+const usage = `usage: mooring-dev <run|up|down|clean|restart|status|version> [flags]
 
   run    start the local cluster, install the CRDs and webhook configurations, run the
          operator (serving the webhooks on localhost), apply the samples; stay in the
@@ -46,7 +53,14 @@ const usage = `usage: mooring-dev <run|up|down|clean|version> [flags]
   up     the same in the background (log in <state>/logs/dev.log); idempotent
   down   stop a running "up"; fine when nothing runs
   clean  down, then delete the state directory
+  restart <component>
+         stop one component of the running cluster and start it again, e.g. operator,
+         portal, kube-apiserver (an unknown name lists them); the others keep running
+  status each component of the running cluster: state, pid, restarts, last exit, log
   version  print the version (also --version)
+
+A component that exits on its own is restarted after 1s, doubling to 30s while it
+keeps failing (see docs/local-cluster.md).
 
 KUBECONFIG set and MOORING_CLUSTER != local: use that cluster instead of a local one.
 
@@ -67,11 +81,24 @@ func main() {
 	}
 	var cfg config
 	fs := newFlagSet(cmd, &cfg)
-	if err := fs.Parse(os.Args[2:]); err != nil {
+	// The component may come before the flags or after them.
+	args, component := os.Args[2:], ""
+	if cmd == "restart" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		component, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
 		os.Exit(2)
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "mooring-dev %s: unexpected arguments %v\n", cmd, fs.Args())
+	rest := fs.Args()
+	if cmd == "restart" && component == "" && len(rest) > 0 {
+		component, rest = rest[0], rest[1:]
+	}
+	if cmd == "restart" && component == "" {
+		fmt.Fprintln(os.Stderr, "usage: mooring-dev restart <component> [flags]; mooring-dev status lists the components")
+		os.Exit(2)
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(os.Stderr, "mooring-dev %s: unexpected arguments %v\n", cmd, rest)
 		os.Exit(2)
 	}
 	ctx := context.Background()
@@ -85,13 +112,17 @@ func main() {
 		err = down(cfg)
 	case "clean":
 		err = clean(cfg)
+	case "restart":
+		err = restartComponent(ctx, cfg, component, os.Stdout)
+	case "status":
+		err = showStatus(ctx, cfg, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(os.Stdout, usage)
 		fs.SetOutput(os.Stdout)
 		fs.PrintDefaults()
 		return
 	default:
-		err = fmt.Errorf("unknown command %q (want run, up, down, clean or version)", cmd)
+		err = fmt.Errorf("unknown command %q (want run, up, down, clean, restart, status or version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mooring-dev %s: %v\n", cmd, err)
@@ -110,6 +141,9 @@ func newFlagSet(name string, cfg *config) *flag.FlagSet {
 	fs.IntVar(&cfg.nodes, "nodes", 3, "simulated nodes in the local cluster")
 	fs.StringVar(&cfg.realNode, "real-node", "auto", "a node with a real kubelet and containerd beside the simulated ones: auto (when the machine allows it), on or off")
 	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "how long up waits for the operator to be ready")
+	fs.DurationVar(&cfg.restartDelay, "restart-delay", localcluster.DefaultBackoff.Initial,
+		"wait before restarting a component that exited; doubles while it keeps failing; 0: no restarts, the first exit stops everything")
+	fs.DurationVar(&cfg.restartMaxDelay, "restart-max-delay", localcluster.DefaultBackoff.Max, "longest wait between restarts")
 	fs.BoolVar(&cfg.detached, "detached", false, "internal: set on the background run started by up")
 	return fs
 }

@@ -23,7 +23,7 @@ const adminPasswordFile = "portal-admin-password"
 // on 127.0.0.1 as its own ServiceAccount, creating the first admin ("admin") with the
 // password kept in <state>/portal-admin-password (made on the first run, reused after,
 // since the account outlives a restart in the cluster's store).
-func startPortal(ctx context.Context, cfg config, restConfig *rest.Config, echo io.Writer) (*localcluster.Portal, error) {
+func startPortal(ctx context.Context, cfg config, restConfig *rest.Config, echo io.Writer, sup *localcluster.Supervisor) (*localcluster.Portal, error) {
 	kubeconfig, _, err := devenv.InstallPortal(ctx, restConfig, cfg.root, filepath.Join(cfg.binDir, "kubectl"), cfg.state)
 	if err != nil {
 		return nil, fmt.Errorf("install the portal's RBAC: %w", err)
@@ -39,7 +39,8 @@ func startPortal(ctx context.Context, cfg config, restConfig *rest.Config, echo 
 		Echo:       echo,
 		// Browsers reach the local portal over plain HTTP on localhost: Secure cookies
 		// and HSTS there would pin localhost to HTTPS for every other local service.
-		Args: []string{"--namespace", devenv.PortalNamespace, "--admin-password-file", pwPath, "--secure-cookies=false"},
+		Args:       []string{"--namespace", devenv.PortalNamespace, "--admin-password-file", pwPath, "--secure-cookies=false"},
+		Supervisor: sup,
 	})
 }
 

@@ -54,9 +54,17 @@ func run(parent context.Context, cfg config) (err error) {
 	defer stopSignals()
 	out := os.Stdout
 
+	// Every process started below is watched by sup and restarted when it exits on its
+	// own; messages about it go to stderr (the log in the background).
+	sup := localcluster.NewSupervisor(localcluster.Backoff{Initial: cfg.restartDelay, Max: cfg.restartMaxDelay,
+		ResetAfter: localcluster.DefaultBackoff.ResetAfter}, os.Stderr)
+
 	// Stop in reverse start order however run ends.
 	var stops []func()
 	defer func() {
+		// Nothing exits unexpectedly from here on: a process that goes because another
+		// one stopped first is not restarted.
+		sup.Shutdown()
 		if len(stops) > 0 {
 			fmt.Fprintln(out, "mooring-dev: stopping")
 		}
@@ -75,7 +83,6 @@ func run(parent context.Context, cfg config) (err error) {
 		return err
 	}
 
-	var clusterExited <-chan error
 	var restConfig *rest.Config
 	if external {
 		fmt.Fprintf(out, "mooring-dev: using the cluster of KUBECONFIG=%s (MOORING_CLUSTER=local for a local one)\n",
@@ -90,7 +97,7 @@ func run(parent context.Context, cfg config) (err error) {
 		}
 		c, err := localcluster.Start(ctx, localcluster.Options{
 			BinDir: cfg.binDir, StateDir: cfg.state, Nodes: cfg.nodes, Out: out,
-			RealNode: realNode, NodeImages: nodeImages(cfg, out),
+			RealNode: realNode, NodeImages: nodeImages(cfg, out), Supervisor: sup,
 		})
 		if err != nil {
 			return interrupted(err)
@@ -102,7 +109,6 @@ func run(parent context.Context, cfg config) (err error) {
 		})
 		kubeconfig = c.KubeconfigPath
 		restConfig = c.Config
-		clusterExited = c.Exited()
 	}
 
 	// The operator serves its webhooks on this host; the configurations installed
@@ -128,7 +134,7 @@ func run(parent context.Context, cfg config) (err error) {
 	t0 = time.Now()
 	op, err := localcluster.StartOperator(ctx, localcluster.OperatorOptions{
 		Binary: cfg.operator, Kubeconfig: kubeconfig, LogPath: opLog, Echo: echo,
-		Args: devenv.OperatorArgs(cfg.state, webhookPort),
+		Args: devenv.OperatorArgs(cfg.state, webhookPort), Supervisor: sup,
 	})
 	if err != nil {
 		return interrupted(err)
@@ -160,12 +166,11 @@ func run(parent context.Context, cfg config) (err error) {
 	if err := k.run(ctx, append([]string{"get"}, samples...)...); err != nil {
 		return interrupted(err)
 	}
-	var portalExited <-chan error
 	if _, err := os.Stat(cfg.portal); err != nil {
 		fmt.Fprintf(out, "mooring-dev: no portal binary at %s; build it with `make build` to run the portal too\n", cfg.portal)
 	} else {
 		t0 = time.Now()
-		p, err := startPortal(ctx, cfg, restConfig, echo)
+		p, err := startPortal(ctx, cfg, restConfig, echo, sup)
 		if err != nil {
 			return interrupted(err)
 		}
@@ -174,11 +179,15 @@ func run(parent context.Context, cfg config) (err error) {
 				fmt.Fprintf(os.Stderr, "mooring-dev: stop portal: %v\n", err)
 			}
 		})
-		portalExited = p.Exited()
 		fmt.Fprintf(out, "mooring-dev: portal ready (%s) at %s, pid %d, log %s\n", since(t0), p.URL, p.Pid(), p.LogPath)
 		fmt.Fprintf(out, "mooring-dev: portal web UI at %s/ui/ (API at %s/api/v1)\n", p.URL, p.URL)
 		fmt.Fprintf(out, "mooring-dev: portal admin: user admin, password in %s (mode 0600)\n", filepath.Join(cfg.state, adminPasswordFile))
 	}
+	stopControl, err := serveControl(ctx, cfg.state, sup)
+	if err != nil {
+		return err
+	}
+	stops = append(stops, stopControl)
 	printHints(out, cfg, external)
 	if err := writeReady(cfg.state, readyInfo{Pid: me.pid, Readyz: op.ReadyzURL(), Kubeconfig: kubeconfig}); err != nil {
 		return err
@@ -191,12 +200,8 @@ func run(parent context.Context, cfg config) (err error) {
 		stopSignals()
 		fmt.Fprintln(out, "mooring-dev: signal received (again to kill)")
 		return nil
-	case err := <-op.Exited():
-		return fmt.Errorf("operator stopped unexpectedly: %w", err)
-	case err := <-portalExited:
-		return fmt.Errorf("portal stopped unexpectedly: %w", err)
-	case err := <-clusterExited:
-		return fmt.Errorf("local cluster failed: %w", err)
+	case err := <-sup.Exited(): // only with --restart-delay=0
+		return fmt.Errorf("stopped unexpectedly (restarts are off): %w", err)
 	}
 }
 
@@ -260,6 +265,7 @@ func printHints(out io.Writer, cfg config, external bool) {
 		fmt.Fprintf(out, "  export KUBECONFIG=%s\n", shellPath(filepath.Join(cfg.state, "kubeconfig")))
 	}
 	fmt.Fprintf(out, "  %s get apps\n", kubectlPath)
+	fmt.Fprintln(out, "mooring-dev: components that exit are restarted; see them with: mooring-dev status; restart one with: mooring-dev restart <component>")
 	if cfg.detached {
 		fmt.Fprintln(out, "mooring-dev: running in the background; stop it with: mooring-dev down")
 	} else {

@@ -49,17 +49,17 @@ func TestSecureCookiesByDefault(t *testing.T) {
 	}
 }
 
-// TestREADMEListsEveryFlag keeps the README's portal flag table in step with the flags:
-// every flag has a row, and the row shows its default.
-func TestREADMEListsEveryFlag(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// TestConfigurationDocListsEveryFlag keeps the portal flag table of docs/configuration.md
+// in step with the flags: every flag has a row, and the row shows its default.
+func TestConfigurationDocListsEveryFlag(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The table follows its heading; the operator's flag table comes earlier.
-	_, table, found := strings.Cut(string(readme), "**Portal flags**")
+	_, table, found := strings.Cut(string(doc), "## Portal flags")
 	if !found {
-		t.Fatal("README.md has no **Portal flags** table")
+		t.Fatal("docs/configuration.md has no ## Portal flags table")
 	}
 	rows := map[string]string{}
 	for _, line := range strings.Split(table, "\n") {
@@ -74,17 +74,17 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 		def, ok := rows[f.Name]
 		switch {
 		case !ok:
-			t.Errorf("README.md has no row for --%s (default %q)", f.Name, f.DefValue)
+			t.Errorf("docs/configuration.md has no row for --%s (default %q)", f.Name, f.DefValue)
 		case f.Name == "namespace":
 			// Its default is $POD_NAMESPACE when set; the row says so.
 			if !strings.Contains(def, "$POD_NAMESPACE") || !strings.Contains(def, f.DefValue) {
-				t.Errorf("README.md row for --namespace shows default %q, want $POD_NAMESPACE, else %q", def, f.DefValue)
+				t.Errorf("docs/configuration.md row for --namespace shows default %q, want $POD_NAMESPACE, else %q", def, f.DefValue)
 			}
 		case f.DefValue != "" && def != "`"+f.DefValue+"`":
-			t.Errorf("README.md row for --%s shows default %q, want `%s`", f.Name, def, f.DefValue)
+			t.Errorf("docs/configuration.md row for --%s shows default %q, want `%s`", f.Name, def, f.DefValue)
 		}
 	})
 }
 
-// flagRow is a row of the README's portal flag table: flag name and default column.
+// flagRow is a row of docs/configuration.md's portal flag table: flag name and default column.
 var flagRow = regexp.MustCompile("^\\| `--([a-z-]+)` \\| ([^|]*) \\|")

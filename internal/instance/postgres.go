@@ -116,7 +116,7 @@ func unknownData(dir, ours string) error {
 	if len(others) == 0 {
 		return nil
 	}
-	return faultf(FaultUnknownData, "the data volume holds files Mooring did not create (%s), such as a data directory of the Bitnami images; Mooring does not initialise over them. Back the data up and restore it into a new cluster (README, \"Clusters made before 0.x\")",
+	return faultf(FaultUnknownData, "the data volume holds files Mooring did not create (%s), such as a data directory of the Bitnami images; Mooring does not initialise over them. Back the data up and restore it into a new cluster (docs/databases.md, \"Clusters made before the instance manager\")",
 		strings.Join(others[:min(len(others), 5)], ", "))
 }
 

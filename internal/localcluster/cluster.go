@@ -35,10 +35,10 @@ type Cluster struct {
 
 	out    io.Writer
 	layout layout
-	procs  []*process // in start order
-	// launches remember how each component was started, for Restart.
-	launches map[string]launchSpec
-	exited   chan error
+	// sup watches the components (Options.Supervisor, or one that never restarts);
+	// units are this cluster's, in start order.
+	sup   *Supervisor
+	units []*unit
 	// node is the real node, nil when the cluster runs on simulated nodes only.
 	node        *realNode
 	nodeStopped bool
@@ -65,7 +65,10 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		StateDir:       o.StateDir,
 		out:            o.Out,
 		layout:         newLayout(o.StateDir),
-		exited:         make(chan error, len(requiredBinaries)+len(realNodeBinaries)+1),
+		sup:            o.Supervisor,
+	}
+	if c.sup == nil {
+		c.sup = NewSupervisor(Backoff{}, o.Out)
 	}
 	fmt.Fprintf(o.Out, "localcluster: starting in %s (logs in %s)\n", o.StateDir, c.layout.logs)
 	if err := c.takeRealNode(ctx, o); err != nil {
@@ -149,10 +152,10 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 		return fmt.Errorf("client: %w", err)
 	}
 
-	if _, err := c.launch(ctx, o, etcd, etcdArgs(*l), nil, "", httpOK(http.DefaultClient, l.etcdURL()+"/health")); err != nil {
+	if _, err := c.launch(ctx, o, etcd, etcdArgs(*l), "", httpOK(http.DefaultClient, l.etcdURL()+"/health")); err != nil {
 		return err
 	}
-	apiserver, err := c.launch(ctx, o, kubeAPIServer, append(serverArgs, o.APIServerArgs...), nil, "", httpOK(probe, l.serverURL()+"/readyz"))
+	apiserver, err := c.launch(ctx, o, kubeAPIServer, append(serverArgs, o.APIServerArgs...), "", httpOK(probe, l.serverURL()+"/readyz"))
 	if err != nil {
 		return err
 	}
@@ -164,12 +167,12 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	if err := ensureNodes(ctx, cs, o.Nodes); err != nil {
 		return apiserver.failure(err)
 	}
-	kcm, err := c.launch(ctx, o, controllerManager, controllerManagerArgs(*l, saKey), nil, "",
+	kcm, err := c.launch(ctx, o, controllerManager, controllerManagerArgs(*l, saKey), "",
 		httpOK(probe, "https://127.0.0.1:"+strconv.Itoa(l.controllerManager)+"/healthz"))
 	if err != nil {
 		return err
 	}
-	if _, err := c.launch(ctx, o, scheduler, schedulerArgs(*l), nil, "",
+	if _, err := c.launch(ctx, o, scheduler, schedulerArgs(*l), "",
 		httpOK(probe, "https://127.0.0.1:"+strconv.Itoa(l.scheduler)+"/healthz")); err != nil {
 		return err
 	}
@@ -178,8 +181,17 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	}
 	// Lease times come from the same clock; the second covers their rounding.
 	kwokStart := time.Now().Add(-time.Second)
-	if _, err := c.launch(ctx, o, kwokController, kwokArgs(*l), kwokEnv(*l),
-		fmt.Sprintf(", %d nodes Ready", o.Nodes), nodesReady(cs, o.Nodes, kwokStart)); err != nil {
+	// A kwok started again frees the leases its previous run held, as here, and waits
+	// for renewals by itself.
+	kwokAgain := func(ctx context.Context) (check, error) {
+		if err := releaseNodeLeases(ctx, cs); err != nil {
+			return nil, err
+		}
+		return nodesReady(cs, o.Nodes, time.Now().Add(-time.Second)), nil
+	}
+	if _, err := c.launchUnit(ctx, launchSpec{path: filepath.Join(o.BinDir, kwokController), name: kwokController,
+		args: kwokArgs(*l), env: kwokEnv(*l), note: fmt.Sprintf(", %d nodes Ready", o.Nodes),
+		ready: nodesReady(cs, o.Nodes, kwokStart), prepare: kwokAgain}); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -220,80 +232,79 @@ func (c *Cluster) takeRealNode(ctx context.Context, o Options) error {
 // HasRealNode reports whether the cluster runs a real node (RealNodeName).
 func (c *Cluster) HasRealNode() bool { return c.node != nil }
 
-// launch starts a component, watches it for unexpected exits and waits until ready
-// holds, then prints a progress line with the time it took.
-func (c *Cluster) launch(ctx context.Context, o Options, name string, args, env []string, note string, ready check) (*process, error) {
-	return c.launchPath(ctx, filepath.Join(o.BinDir, name), name, args, env, note, ready)
+// launch starts a component, has the supervisor watch it for unexpected exits and
+// waits until ready holds, then prints a progress line with the time it took.
+func (c *Cluster) launch(ctx context.Context, o Options, name string, args []string, note string, ready check) (*process, error) {
+	return c.launchPath(ctx, filepath.Join(o.BinDir, name), name, args, note, ready)
 }
 
 // launchPath is launch for a binary outside Options.BinDir (containerd).
-func (c *Cluster) launchPath(ctx context.Context, path, name string, args, env []string, note string, ready check) (*process, error) {
+func (c *Cluster) launchPath(ctx context.Context, path, name string, args []string, note string, ready check) (*process, error) {
+	return c.launchUnit(ctx, launchSpec{path: path, name: name, args: args, note: note, ready: ready})
+}
+
+// launchSpec is how a component of the cluster starts.
+type launchSpec struct {
+	path, name string
+	args, env  []string
+	note       string // added to the progress line, e.g. ", 3 nodes Ready"
+	ready      check
+	// prepare runs before every start after the first; see unit.prepare.
+	prepare func(ctx context.Context) (check, error)
+}
+
+func (c *Cluster) launchUnit(ctx context.Context, s launchSpec) (*process, error) {
 	t0 := time.Now()
-	p, err := startProcess(processSpec{
-		name:    name,
-		path:    path,
-		args:    args,
-		env:     env,
-		logPath: c.layout.logFile(name),
-	})
+	u := newUnit(s.name, processSpec{path: s.path, args: s.args, env: s.env, logPath: c.layout.logFile(s.name)}, s.ready)
+	u.prepare = s.prepare
+	if err := c.sup.register(u); err != nil {
+		return nil, err
+	}
+	c.units = append(c.units, u)
+	p, err := u.start(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	c.procs = append(c.procs, p)
-	if c.launches == nil {
-		c.launches = map[string]launchSpec{}
-	}
-	c.launches[name] = launchSpec{spec: processSpec{name: name, path: p.cmd.Path, args: args, env: env, logPath: p.logPath}, ready: ready}
-	c.watchExit(p)
-	if err := waitFor(ctx, p, name, componentTimeout, ready); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(c.out, "localcluster: %s ready%s (%s)\n", name, note, since(t0))
+	fmt.Fprintf(c.out, "localcluster: %s ready%s (%s)\n", s.name, s.note, since(t0))
 	return p, nil
 }
 
-// watchExit reports p on Exited if it ends without being stopped.
-func (c *Cluster) watchExit(p *process) {
-	go func() {
-		<-p.done
-		if !p.stopping.Load() {
-			c.exited <- p.exitError()
-		}
-	}()
-}
-
 // Exited delivers an error for each component that exits without Stop being called,
-// naming it and carrying its log tail. A cluster with a dead component is unusable;
-// callers typically stop it and report the error.
-func (c *Cluster) Exited() <-chan error { return c.exited }
+// naming it and carrying its log tail, when its Supervisor does not restart it (the
+// default). A cluster with a dead component is unusable; callers typically stop it and
+// report the error. With Options.Supervisor this is that Supervisor's Exited.
+func (c *Cluster) Exited() <-chan error { return c.sup.Exited() }
+
+// Supervisor is the Supervisor watching the cluster's components.
+func (c *Cluster) Supervisor() *Supervisor { return c.sup }
 
 // Stop stops the components in reverse start order: SIGTERM, then SIGKILL after a
 // grace period. It waits for every process to exit, so their ports are free when it
 // returns. It is safe to call more than once.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
-		if len(c.procs) == 0 {
+		if len(c.units) == 0 {
 			c.stopErr = c.stopRealNode()
 			return
 		}
 		t0 := time.Now()
-		// Mark all first: a component that exits because another one is gone is
-		// part of the shutdown, not a failure to report on Exited.
-		for _, p := range c.procs {
-			p.stopping.Store(true)
+		// Hold all first: a component that exits because another one is gone is
+		// part of the shutdown, not a failure to report or restart.
+		for _, u := range c.units {
+			u.hold()
 		}
 		var errs []error
-		for i := len(c.procs) - 1; i >= 0; i-- {
-			p := c.procs[i]
-			killed, err := p.stop(stopGrace)
+		for i := len(c.units) - 1; i >= 0; i-- {
+			u := c.units[i]
+			killed, err := u.stop()
 			if err != nil {
 				errs = append(errs, err)
 			} else if killed {
-				fmt.Fprintf(c.out, "localcluster: %s ignored SIGTERM for %s, killed\n", p.name, stopGrace)
+				fmt.Fprintf(c.out, "localcluster: %s ignored SIGTERM for %s, killed\n", u.name, stopGrace)
 			}
 			// The containers outlive containerd; they go before the control plane, or
 			// their open watches would hold the API server's shutdown up.
-			if p.name == containerdComponent {
+			if u.name == containerdComponent {
 				errs = append(errs, c.stopRealNode())
 			}
 		}

@@ -11,4 +11,8 @@
 // start picks free ports, so several clusters can run side by side; the etcd data,
 // certificates and service-account keys in Options.StateDir are reused, so the cluster's
 // state survives a restart until the state directory is deleted.
+//
+// A Supervisor (supervise.go), when given, restarts a component that exits on its own
+// with a growing wait, and restarts one on request; mooring-dev shares one between the
+// cluster, the operator and the portal. Without one, an exit is reported on Exited.
 package localcluster

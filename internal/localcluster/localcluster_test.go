@@ -243,7 +243,8 @@ func stopAndCheck(t *testing.T, c *Cluster) {
 	if err := c.Stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
-	for _, p := range c.procs {
+	for _, u := range c.units {
+		p := u.current()
 		if err := syscall.Kill(p.cmd.Process.Pid, 0); !errors.Is(err, syscall.ESRCH) {
 			t.Errorf("%s (pid %d) still exists after Stop (kill -0: %v)", p.name, p.cmd.Process.Pid, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -28,7 +27,13 @@ type OperatorOptions struct {
 	Env []string
 	// ReadyTimeout bounds the wait for /readyz; 0 means 2 minutes.
 	ReadyTimeout time.Duration
+	// Supervisor, when set, watches the operator as component "operator" and restarts
+	// it per its Backoff; without one an unexpected exit is reported on Exited.
+	Supervisor *Supervisor
 }
+
+// OperatorComponent is the operator's name in a Supervisor.
+const OperatorComponent = "operator"
 
 // Operator is a running operator process started by StartOperator.
 type Operator struct {
@@ -40,8 +45,8 @@ type Operator struct {
 	// ReadyIn is how long the operator took from exec to a 200 from /readyz.
 	ReadyIn time.Duration
 
-	proc   *process
-	exited chan error
+	unit *unit
+	sup  *Supervisor
 }
 
 // StartOperator runs the operator binary with controller-runtime's flags
@@ -63,34 +68,25 @@ func StartOperator(ctx context.Context, o OperatorOptions) (*Operator, error) {
 		HealthAddr:  "127.0.0.1:" + strconv.Itoa(ports[0]),
 		MetricsAddr: "127.0.0.1:" + strconv.Itoa(ports[1]),
 		LogPath:     o.LogPath,
-		exited:      make(chan error, 1),
+		sup:         o.Supervisor,
+	}
+	if op.sup == nil {
+		op.sup = NewSupervisor(Backoff{}, nil)
 	}
 	args := []string{"--health-probe-bind-address", op.HealthAddr, "--metrics-bind-address", op.MetricsAddr}
 	if o.Kubeconfig != "" {
 		args = append([]string{"--kubeconfig", o.Kubeconfig}, args...)
 	}
 	args = append(args, o.Args...)
-	t0 := time.Now()
-	op.proc, err = startProcess(processSpec{
-		name:    filepath.Base(o.Binary),
-		path:    o.Binary,
-		args:    args,
-		env:     o.Env,
-		logPath: o.LogPath,
-		echo:    o.Echo,
-	})
-	if err != nil {
+	client := &http.Client{}
+	op.unit = newUnit(OperatorComponent, processSpec{path: o.Binary, args: args, env: o.Env, logPath: o.LogPath, echo: o.Echo},
+		httpOK(client, op.ReadyzURL()))
+	if err := op.sup.register(op.unit); err != nil {
 		return nil, fmt.Errorf("operator: %w", err)
 	}
-	go func() {
-		<-op.proc.done
-		if !op.proc.stopping.Load() {
-			op.exited <- op.proc.exitError()
-		}
-	}()
-	client := &http.Client{}
-	if err := waitFor(ctx, op.proc, "operator /readyz", o.ReadyTimeout, httpOK(client, op.ReadyzURL())); err != nil {
-		_ = op.Stop()
+	op.unit.readyTimeout = o.ReadyTimeout
+	t0 := time.Now()
+	if _, err := op.unit.start(ctx, true); err != nil {
 		return nil, err
 	}
 	op.ReadyIn = time.Since(t0)
@@ -100,18 +96,19 @@ func StartOperator(ctx context.Context, o OperatorOptions) (*Operator, error) {
 // ReadyzURL is the operator's readiness endpoint.
 func (o *Operator) ReadyzURL() string { return "http://" + o.HealthAddr + "/readyz" }
 
-// Pid is the operator's process id.
-func (o *Operator) Pid() int { return o.proc.cmd.Process.Pid }
+// Pid is the process id of the operator's current run.
+func (o *Operator) Pid() int { return o.unit.current().pid() }
 
-// Exited delivers an error, with the log tail, if the operator exits without Stop.
-func (o *Operator) Exited() <-chan error { return o.exited }
+// Exited delivers an error, with the log tail, if the operator exits without Stop while
+// its Supervisor does not restart it. It is the Supervisor's Exited.
+func (o *Operator) Exited() <-chan error { return o.sup.Exited() }
 
-// LogTail returns the last n lines the operator wrote since it started.
-func (o *Operator) LogTail(n int) string { return o.proc.tail(n) }
+// LogTail returns the last n lines the operator's current run wrote.
+func (o *Operator) LogTail(n int) string { return o.unit.current().tail(n) }
 
 // Stop sends SIGTERM, waits up to 20 seconds for a graceful shutdown, then kills the
 // operator. It returns once the process is gone and is safe to call more than once.
 func (o *Operator) Stop() error {
-	_, err := o.proc.stop(stopGrace)
+	_, err := o.unit.stop()
 	return err
 }

@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,10 +9,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // fakeOperatorEnv makes the test binary act as an operator (see TestMain), so
@@ -26,8 +32,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// Environment of the fake operator beyond its mode: a file whose presence makes it fail
+// at start, a file it appends its start time to, and the cluster it must keep reaching.
+const (
+	fakeFailFileEnv   = "LOCALCLUSTER_FAKE_FAIL_FILE"
+	fakeStartsFileEnv = "LOCALCLUSTER_FAKE_STARTS"
+)
+
 // fakeOperator accepts controller-runtime's flags and serves /readyz after a short
-// delay, or exits at once when mode is "fail".
+// delay, or exits at once when mode is "fail" (or the file in fakeFailFileEnv exists).
+// In mode "lease" it also needs its --kubeconfig's API server, as the portal and an
+// operator holding a lease do: it exits when the server does not answer at start or
+// stops answering for two seconds.
 func fakeOperator(mode string) {
 	fs := flag.NewFlagSet("fake", flag.ExitOnError)
 	kubeconfig := fs.String("kubeconfig", "", "")
@@ -36,14 +52,20 @@ func fakeOperator(mode string) {
 	fs.Bool("leader-elect", false, "")
 	_ = fs.Parse(os.Args[1:])
 	fmt.Printf("fake operator: kubeconfig=%s health=%s metrics=%s\n", *kubeconfig, *health, *metrics)
-	if mode == "fail" {
+	if f := os.Getenv(fakeStartsFileEnv); f != "" {
+		appendLine(f, strconv.FormatInt(time.Now().UnixNano(), 10))
+	}
+	if f := os.Getenv(fakeFailFileEnv); mode == "fail" || (f != "" && fileExists(f)) {
 		fmt.Println("fake operator: cannot reach the cluster")
 		os.Exit(3)
+	}
+	if mode == "lease" {
+		go holdAPIServer(*kubeconfig)
 	}
 	started := time.Now()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if time.Since(started) < 300*time.Millisecond {
+		if time.Since(started) < 300*time.Millisecond || (mode == "lease" && !reachedAPIServer.Load()) {
 			http.Error(w, "informers not synced", http.StatusServiceUnavailable)
 			return
 		}
@@ -54,6 +76,50 @@ func fakeOperator(mode string) {
 	signal.Notify(sig, syscall.SIGTERM)
 	<-sig
 	fmt.Println("fake operator: stopping")
+}
+
+// reachedAPIServer is set once holdAPIServer got an answer.
+var reachedAPIServer atomic.Bool
+
+// holdAPIServer exits the process once the API server has not answered /readyz for two
+// seconds, as a leader that cannot renew its lease does.
+func holdAPIServer(kubeconfig string) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		fmt.Println("fake operator:", err)
+		os.Exit(1)
+	}
+	cfg.Timeout = time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		fmt.Println("fake operator:", err)
+		os.Exit(1)
+	}
+	lastOK := time.Now()
+	for {
+		if _, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background()); err == nil {
+			lastOK = time.Now()
+			reachedAPIServer.Store(true)
+		} else if time.Since(lastOK) > 2*time.Second {
+			fmt.Printf("fake operator: lost the API server: %v\n", err)
+			os.Exit(1)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func appendLine(path, line string) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	_, _ = fmt.Fprintln(f, line)
+	_ = f.Close()
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func TestStartOperatorWaitsForReadyz(t *testing.T) {

@@ -32,6 +32,10 @@ type Options struct {
 	// (which can pull from no registry): at least the pause image, sandboxImage.
 	// Required with a real node.
 	NodeImages func(context.Context) ([]string, error)
+	// Supervisor, when set, watches the components and restarts one that exits
+	// unexpectedly, per its Backoff. Without one an unexpected exit is reported on
+	// Cluster.Exited and nothing restarts.
+	Supervisor *Supervisor
 }
 
 // requiredBinaries are the files Start needs in Options.BinDir.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -24,7 +23,13 @@ type PortalOptions struct {
 	Args []string
 	// Env is added to the parent's environment.
 	Env []string
+	// Supervisor, when set, watches the portal as component "portal" and restarts it
+	// per its Backoff; without one an unexpected exit is reported on Exited.
+	Supervisor *Supervisor
 }
+
+// PortalComponent is the portal's name in a Supervisor.
+const PortalComponent = "portal"
 
 // Portal is a running mooring-portal process.
 type Portal struct {
@@ -32,8 +37,8 @@ type Portal struct {
 	URL     string
 	LogPath string
 
-	proc   *process
-	exited chan error
+	unit *unit
+	sup  *Supervisor
 }
 
 // StartPortal runs the portal on a free port of 127.0.0.1 and returns once its
@@ -46,37 +51,34 @@ func StartPortal(ctx context.Context, o PortalOptions) (*Portal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("portal: %w", err)
 	}
-	p := &Portal{URL: "http://127.0.0.1:" + strconv.Itoa(port), LogPath: o.LogPath, exited: make(chan error, 1)}
+	p := &Portal{URL: "http://127.0.0.1:" + strconv.Itoa(port), LogPath: o.LogPath, sup: o.Supervisor}
+	if p.sup == nil {
+		p.sup = NewSupervisor(Backoff{}, nil)
+	}
 	args := []string{"--bind-address", "127.0.0.1:" + strconv.Itoa(port)}
 	if o.Kubeconfig != "" {
 		args = append(args, "--kubeconfig", o.Kubeconfig)
 	}
-	p.proc, err = startProcess(processSpec{name: filepath.Base(o.Binary), path: o.Binary,
-		args: append(args, o.Args...), env: o.Env, logPath: o.LogPath, echo: o.Echo})
-	if err != nil {
+	p.unit = newUnit(PortalComponent, processSpec{path: o.Binary, args: append(args, o.Args...), env: o.Env,
+		logPath: o.LogPath, echo: o.Echo}, httpOK(&http.Client{Timeout: 5 * time.Second}, p.URL+"/readyz"))
+	if err := p.sup.register(p.unit); err != nil {
 		return nil, fmt.Errorf("portal: %w", err)
 	}
-	go func() {
-		<-p.proc.done
-		if !p.proc.stopping.Load() {
-			p.exited <- p.proc.exitError()
-		}
-	}()
-	if err := waitFor(ctx, p.proc, "portal /readyz", componentTimeout, httpOK(&http.Client{Timeout: 5 * time.Second}, p.URL+"/readyz")); err != nil {
-		_ = p.Stop()
+	if _, err := p.unit.start(ctx, true); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// Exited delivers an error, with the log tail, if the portal exits without Stop.
-func (p *Portal) Exited() <-chan error { return p.exited }
+// Exited delivers an error, with the log tail, if the portal exits without Stop while
+// its Supervisor does not restart it. It is the Supervisor's Exited.
+func (p *Portal) Exited() <-chan error { return p.sup.Exited() }
 
-// Pid is the portal's process id.
-func (p *Portal) Pid() int { return p.proc.cmd.Process.Pid }
+// Pid is the process id of the portal's current run.
+func (p *Portal) Pid() int { return p.unit.current().pid() }
 
 // Stop sends SIGTERM, waits for the graceful shutdown, then kills; safe to repeat.
 func (p *Portal) Stop() error {
-	_, err := p.proc.stop(stopGrace)
+	_, err := p.unit.stop()
 	return err
 }

@@ -19,9 +19,12 @@ type process struct {
 	logPath  string
 	logStart int64 // size of the log before this run, so tails show this run only
 	cmd      *exec.Cmd
+	started  time.Time
 	done     chan struct{}
 	err      error // exit status; valid once done is closed
 	stopping atomic.Bool
+	// ready is the ready check of this run when it differs from its unit's.
+	ready check
 }
 
 // processSpec describes a child process to start.
@@ -67,7 +70,7 @@ func startProcess(s processSpec) (*process, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("start %s: %w", s.name, err)
 	}
-	p := &process{name: s.name, logPath: s.logPath, logStart: st.Size(), cmd: cmd, done: make(chan struct{})}
+	p := &process{name: s.name, logPath: s.logPath, logStart: st.Size(), cmd: cmd, started: time.Now(), done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		_ = f.Close()
@@ -112,14 +115,22 @@ func (p *process) stop(grace time.Duration) (killed bool, err error) {
 	}
 }
 
+// pid is the process id.
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// status is how the process ended, e.g. "exit status 1" or "signal: killed"; valid once
+// done is closed.
+func (p *process) status() string {
+	if p.err != nil {
+		return p.err.Error()
+	}
+	return "exit status 0"
+}
+
 // exitError describes an unexpected exit with the log path and the last log lines, so
 // the caller's error message is enough to diagnose a failed start.
 func (p *process) exitError() error {
-	status := "exit status 0"
-	if p.err != nil {
-		status = p.err.Error()
-	}
-	return fmt.Errorf("%s exited (%s); log %s:\n%s", p.name, status, p.logPath, p.tail(15))
+	return fmt.Errorf("%s exited (%s); log %s:\n%s", p.name, p.status(), p.logPath, p.tail(15))
 }
 
 // failure wraps err with the log path and tail of p.

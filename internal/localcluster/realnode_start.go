@@ -109,7 +109,7 @@ func (c *Cluster) startRealNode(ctx context.Context, o Options, cs kubernetes.In
 		return err
 	}
 	if _, err := c.launchPath(ctx, containerd, containerdComponent,
-		[]string{"--config=" + n.paths.config("containerd.toml")}, nil, "", n.containerdAnswers); err != nil {
+		[]string{"--config=" + n.paths.config("containerd.toml")}, "", n.containerdAnswers); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -124,18 +124,18 @@ func (c *Cluster) startRealNode(ctx context.Context, o Options, cs kubernetes.In
 	}
 	fmt.Fprintf(o.Out, "localcluster: %d images loaded into the real node (%s)\n", len(images), since(t0))
 
-	if _, err := c.launch(ctx, o, kubeletComponent, kubeletArgs(n.paths, l.componentKubeconfig(kubeletComponent)), nil,
+	if _, err := c.launch(ctx, o, kubeletComponent, kubeletArgs(n.paths, l.componentKubeconfig(kubeletComponent)),
 		", node "+RealNodeName+" Ready", realNodeReady(cs)); err != nil {
 		return err
 	}
-	if _, err := c.launch(ctx, o, kubeProxyComponent, []string{"--config=" + n.paths.config("kube-proxy.yaml")}, nil, "",
+	if _, err := c.launch(ctx, o, kubeProxyComponent, []string{"--config=" + n.paths.config("kube-proxy.yaml")}, "",
 		httpOK(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(ports.proxyHealthz)+"/healthz")); err != nil {
 		return err
 	}
 	if err := ensureClusterDNS(ctx, cs); err != nil {
 		return err
 	}
-	if _, err := c.launch(ctx, o, corednsComponent, []string{"-conf", n.paths.config("Corefile")}, nil,
+	if _, err := c.launch(ctx, o, corednsComponent, []string{"-conf", n.paths.config("Corefile")},
 		", "+DNSServiceIP+" answers", dnsAnswers); err != nil {
 		return err
 	}

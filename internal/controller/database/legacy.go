@@ -24,7 +24,7 @@ const (
 // Bitnami layout (/bitnami/<engine>/data, user 1001), which the new pods would neither
 // find nor be allowed to write: rolling it onto the new template would start an empty
 // database beside the owner's data. So it is kept as it is, and its owner moves it
-// (README, "Clusters made before the instance manager").
+// (docs/databases.md, "Clusters made before the instance manager").
 func isBitnamiStatefulSet(sts *appsv1.StatefulSet) bool {
 	for _, c := range sts.Spec.Template.Spec.Containers {
 		if strings.Contains(c.Image, "bitnami/") || strings.Contains(strings.Join(c.Command, " "), "/opt/bitnami/") {

@@ -1,6 +1,6 @@
 // Package ratelimit counts requests per key (a user id or a client IP) in a sliding
 // window. It keeps counts in the memory of one replica: with N replicas behind a load
-// balancer a client gets up to N times the limit (see the README).
+// balancer a client gets up to N times the limit (see docs/portal.md).
 package ratelimit
 
 import (
