@@ -601,6 +601,7 @@ func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
 	testutil.WaitFor(t, env.Client, key, &corev1.Service{}, "Service made all the same", func(*corev1.Service) error { return nil })
 
 	installGatewayAPI(t)
+	expectRouteCheckedByItsCRD(t, ns)
 	// The App looks again every minute by itself; a touch saves the test that minute.
 	updateApp(t, key, func(a *mooringv1.App) { a.Annotations = map[string]string{"example.com/nudge": "1"} })
 	route := &gatewayv1.HTTPRoute{}
