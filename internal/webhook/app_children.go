@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -57,6 +58,12 @@ const (
 	dryRunBindingSecret    = "credentials"
 )
 
+// dryRunTimeout bounds the dry runs of one App's children. A slow API server then leaves
+// the children unchecked (the controller reports what applying them meets) rather than
+// the admission request timing out (10 s, twice this and the rest of the checks on an
+// update that ratchets), which would refuse the App without saying why.
+const dryRunTimeout = 3 * time.Second
+
 // dryRunResolved is what the children depend on beyond the spec, as the App controller
 // will resolve it once the bound services are provisioned: every binding with the entries
 // its kind publishes (so that the Deployment carries the binding variables the builder
@@ -78,6 +85,8 @@ func dryRunResolved(app *mooringv1.App) appcontroller.Resolved {
 // A child kind the cluster does not serve (the Gateway API's HTTPRoute) is checked by
 // gatewayErrors instead.
 func childErrors(ctx context.Context, c Creator, app *mooringv1.App) field.ErrorList {
+	ctx, cancel := context.WithTimeout(ctx, dryRunTimeout)
+	defer cancel()
 	children := appcontroller.Children(app, dryRunResolved(app))
 	results := make([]field.ErrorList, len(children))
 	var wg sync.WaitGroup

@@ -1,12 +1,17 @@
 package webhook
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -106,5 +111,64 @@ func TestBaselineChecksRatchet(t *testing.T) {
 	if err := validateAppUpdate(stored, app(withUser, 1)); err == nil || !strings.Contains(err.Error(), "spec.securityContext.seLinuxOptions.user") ||
 		strings.Contains(err.Error(), "appArmorProfile") {
 		t.Errorf("adding an SELinux user: %v, want only spec.securityContext.seLinuxOptions.user rejected", err)
+	}
+}
+
+// creatorFunc answers a dry run as a test says.
+type creatorFunc func(obj client.Object) error
+
+func (f creatorFunc) Create(_ context.Context, obj client.Object, _ ...client.CreateOption) error {
+	return f(obj)
+}
+
+// What the API server answers a child's dry run decides: a refusal of a field is the
+// App's field's; a refusal that names no field still refuses, naming the child; any other
+// answer (a quota, a namespace being deleted, a webhook that takes no dry runs, a timeout)
+// says nothing about the App and admits it.
+func TestDryRunAnswers(t *testing.T) {
+	app := &mooringv1.App{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"}, Spec: mooringv1.AppSpec{
+		Image: "nginx:1.27", Env: []corev1.EnvVar{{Name: "A=B"}}}}
+	deploymentGK := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	tests := map[string]struct {
+		answer error
+		want   []string // nil to admit
+	}{
+		"a field refused": {
+			answer: apierrors.NewInvalid(deploymentGK, "", field.ErrorList{field.Invalid(
+				field.NewPath("spec", "template", "spec", "containers").Index(0).Child("env").Index(0).Child("name"), "A=B", "a valid environment variable name must consist only of printable ASCII characters other than '='")}),
+			want: []string{`spec.env[0].name: Invalid value: "A=B": a valid environment variable name`},
+		},
+		"refused naming no field": {
+			answer: &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid,
+				Message: "Deployment is invalid", Details: &metav1.StatusDetails{}}},
+			want: []string{"spec: Invalid value: the Deployment built from the App would be refused: Deployment is invalid"},
+		},
+		"over quota":           {answer: apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "", errors.New("exceeded quota"))},
+		"no dry run supported": {answer: apierrors.NewBadRequest("admission webhook example.com does not support dry run")},
+		"timeout":              {answer: context.DeadlineExceeded},
+		"namespace gone":       {answer: apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "shop")},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			var kinds []string
+			errs := childErrors(context.Background(), creatorFunc(func(obj client.Object) error {
+				kinds = append(kinds, childKind(obj))
+				if obj.GetName() != "" || obj.GetGenerateName() != "web-" || obj.GetNamespace() != "shop" {
+					t.Errorf("dry run of %s %q (generateName %q) in %q, want a name generated from web- in shop", childKind(obj), obj.GetName(), obj.GetGenerateName(), obj.GetNamespace())
+				}
+				return tt.answer
+			}), app)
+			if len(kinds) != 1 || kinds[0] != "Deployment" {
+				t.Errorf("dry runs of %v, want the Deployment only (no port, config or expose)", kinds)
+			}
+			if len(errs) != len(tt.want) {
+				t.Fatalf("errors %v, want %d saying %q", errs, len(tt.want), tt.want)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(errs[i].Error(), w) {
+					t.Errorf("error %q does not say %q", errs[i].Error(), w)
+				}
+			}
+		})
 	}
 }
