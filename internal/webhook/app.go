@@ -120,16 +120,15 @@ func validateApp(app *mooringv1.App) error { return validateAppUpdate(nil, app) 
 
 // validateAppUpdate checks app; on an update, old is the App before it (nil on create);
 // more are errors found elsewhere.
-// The checks added after Apps could be stored without them ratchet: what the children
-// would not take (ValidateUpdate), and what the baseline Pod Security Standard forbids. An App stored
-// before they existed is not refused every change for a value it already had (its child
-// has been failing, or its pods running, with it since), only for a new one.
+// The checks added after Apps could be stored without them ratchet: what the baseline Pod
+// Security Standard forbids, the binding variables, the bounds and the references here, and
+// what the children would not take (ValidateUpdate's dry runs, passed in more). An App
+// stored before they existed is not refused every change for a value it already had (its
+// child has been failing, or its pods running, with it since), only for a new one.
 func validateAppUpdate(old, app *mooringv1.App, more ...*field.Error) error {
 	errs := append(field.ErrorList{}, more...)
 	errs = append(errs, validateImage(field.NewPath("spec", "image"), app.Spec.Image)...)
 	errs = append(errs, validatePodSecurityContext(app.Spec.SecurityContext, field.NewPath("spec", "securityContext"))...)
-	// What the checks above let through but a namespace's Pod Security or the services
-	// the App binds to would not take; what the children would not take is in more.
 	errs = append(errs, ratchet(baselineErrors, app, old)...)
 	errs = append(errs, ratchet(bindingEnvErrors, app, old)...)
 	errs = append(errs, ratchet(boundsErrors, app, old)...)
