@@ -138,11 +138,9 @@ func describe(ctx context.Context, err error) problem {
 		}
 	case errors.As(err, &st):
 		s := st.Status()
-		p.Status, p.Message = int(s.Code), s.Message
-		if s.Details != nil {
-			for _, cause := range s.Details.Causes {
-				add(cause.Field, cause.Message)
-			}
+		p.Status, p.Message = int(s.Code), services.StatusMessage(s)
+		for _, f := range services.FieldErrors(s) {
+			add(f.Field, f.Message)
 		}
 	case errors.Is(err, context.DeadlineExceeded):
 		p.Status, p.Message = http.StatusGatewayTimeout, "The cluster did not answer in time."
