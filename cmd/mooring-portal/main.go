@@ -48,7 +48,7 @@ type options struct {
 func (o *options) register(fs *flag.FlagSet, ns string) {
 	fs.StringVar(&o.addr, "bind-address", ":8080", "Address to serve the API, the web UI and the probes on.")
 	// Metrics name routes and count refusals: not for the public listener.
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":9090", "Address to serve the Prometheus metrics on, apart from the public listener; empty serves none.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "", "Address to serve the Prometheus metrics on, apart from the public listener (config/portal: :9090); empty serves none.")
 	fs.StringVar(&o.cfg.OperatorNamespace, "operator-namespace", server.DefaultOperatorNamespace, "Namespace of the Mooring operator; never granted to users.")
 	fs.StringVar(&o.protected, "protected-namespaces", "", "Comma-separated namespaces never granted to users, besides the portal's own, the operator's and kube-*.")
 	fs.StringVar(&o.cfg.Namespace, "namespace", ns, "Namespace of the password hash Secrets and the signing keys Secret (default $POD_NAMESPACE).")
