@@ -140,19 +140,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	imp := cluster.NewImpersonator(rc, cfg.UsersNamespace)
 	authz := services.NewAuthz(imp)
+	protected := services.Protected{Portal: []string{cfg.Namespace, cfg.UsersNamespace},
+		Operator: cfg.OperatorNamespace, Listed: cfg.ProtectedNamespaces}
 	uo := services.UsersOptions{
 		Store: store.NewKube(c, cfg.Namespace),
 		Issuer: auth.NewIssuer(keys, auth.IssuerOptions{Issuer: cfg.Issuer, Audience: cfg.Audience,
 			AccessTTL: cfg.AccessTTL, RefreshTTL: cfg.RefreshTTL, Now: cfg.Now}),
 		Impersonator:         imp,
-		Bindings:             services.NewBindings(c, imp, cfg.Roles),
+		Bindings:             services.NewBindings(c, imp, cfg.Roles).Protecting(protected),
 		Authz:                authz,
 		Lockout:              cfg.Lockout,
 		SessionMaxLifetime:   cfg.SessionMaxLifetime,
 		RefreshReuseInterval: cfg.RefreshReuseInterval,
-		Protected: services.Protected{Portal: []string{cfg.Namespace, cfg.UsersNamespace},
-			Operator: cfg.OperatorNamespace, Listed: cfg.ProtectedNamespaces},
-		Now: cfg.Now,
+		Protected:            protected,
+		Now:                  cfg.Now,
 	}
 	if cfg.AdminPassword != "" {
 		uo.ReservedUsername = cfg.AdminUsername
@@ -165,7 +166,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	metrics := telemetry.NewMetrics()
 	s := &Server{Users: users, Keys: keys, Metrics: metrics, cfg: cfg,
 		MetricsHandler: promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}),
-		Reconciler: controller.Options{Rest: rc, Namespace: cfg.Namespace, Impersonator: imp, Roles: cfg.Roles,
+		Reconciler: controller.Options{Rest: rc, Namespace: cfg.Namespace, Impersonator: imp, Roles: cfg.Roles, Protected: protected,
 			Scheme: Scheme, LeaderElection: cfg.LeaderElection}}
 	health := &handlers.Health{ClusterReachable: func(ctx context.Context) error {
 		if s.draining.Load() {

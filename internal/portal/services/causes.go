@@ -15,7 +15,7 @@ const nilField = "<nil>"
 
 // leadingPath finds the field a rule's message starts with ("Invalid value:
 // metadata.name must be ..."): such rules name the field they check first.
-var leadingPath = regexp.MustCompile(`^(?:[A-Z][a-z]+ value: )?((?:metadata|spec|status)(?:\.[A-Za-z0-9]+|\[[0-9]+\])*)\b`)
+var leadingPath = regexp.MustCompile(`^(?:[A-Z][a-z]+ value: )?(?:null: )?((?:metadata|spec|status)(?:\.[A-Za-z0-9]+|\[[0-9]+\])*)\b`)
 
 // FieldErrors turns the causes of an API server error into the request's field errors.
 // A cause without a field (the API server writes "<nil>") gets the field its message

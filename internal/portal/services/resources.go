@@ -99,6 +99,9 @@ func (r *Resources) Get(ctx context.Context, caller *Caller, namespace, kind, na
 	if err != nil {
 		return nil, err
 	}
+	if err := validName(name); err != nil {
+		return nil, err
+	}
 	return lean(rc.c.Get(ctx, name, metav1.GetOptions{}))
 }
 
@@ -110,6 +113,15 @@ func lean(obj *unstructured.Unstructured, err error) (*unstructured.Unstructured
 		obj.SetManagedFields(nil)
 	}
 	return obj, err
+}
+
+// validName refuses an object name that is no DNS subdomain: ".." or "a/b" would make
+// another path of the API server, not another name.
+func validName(name string) error {
+	if problems := validation.IsDNS1123Subdomain(name); len(problems) > 0 {
+		return invalid(field("name", "%q is not a valid object name: %s", name, strings.Join(problems, "; ")))
+	}
+	return nil
 }
 
 // validNamespace refuses a namespace that is no DNS label: an empty one would list
@@ -141,6 +153,9 @@ func (r *Resources) Update(ctx context.Context, caller *Caller, namespace, kind,
 	if err != nil {
 		return nil, err
 	}
+	if err := validName(name); err != nil {
+		return nil, err
+	}
 	obj, err := rc.object(body, name)
 	if err != nil {
 		return nil, err
@@ -154,6 +169,9 @@ func (r *Resources) Patch(ctx context.Context, caller *Caller, namespace, kind, 
 	if err != nil {
 		return nil, err
 	}
+	if err := validName(name); err != nil {
+		return nil, err
+	}
 	return lean(rc.c.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict}))
 }
 
@@ -161,6 +179,9 @@ func (r *Resources) Patch(ctx context.Context, caller *Caller, namespace, kind, 
 func (r *Resources) Delete(ctx context.Context, caller *Caller, namespace, kind, name string) error {
 	rc, err := r.resource(caller, namespace, kind)
 	if err != nil {
+		return err
+	}
+	if err := validName(name); err != nil {
 		return err
 	}
 	return rc.c.Delete(ctx, name, metav1.DeleteOptions{})
