@@ -184,7 +184,9 @@ func (s *Users) EnsureAdmin(ctx context.Context, username, email, password strin
 			return false, nil
 		}
 		u.Spec.Role, u.Spec.Namespaces = portalv1alpha1.RoleAdmin, nil
-		if err := s.store.Update(ctx, u); err != nil {
+		if err := s.store.Update(ctx, u); errors.Is(err, store.ErrConflict) {
+			return false, nil // another replica, starting at the same time, was faster
+		} else if err != nil {
 			return false, fmt.Errorf("restore the admin role of %s: %w", u.Name, err)
 		}
 		if err := s.bindings.Sync(ctx, u); err != nil {
