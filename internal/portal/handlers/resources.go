@@ -123,9 +123,14 @@ func (h *Resources) RunBackup(c *gin.Context) {
 	respond(c, http.StatusAccepted, o, err)
 }
 
-// Events handles GET /api/v1/namespaces/{ns}/events.
+// Events handles GET /api/v1/namespaces/{ns}/events?limit=&continue=.
 func (h *Resources) Events(c *gin.Context) {
-	l, err := h.Svc.Events(c.Request.Context(), middleware.Caller(c), c.Param("ns"))
+	page, err := pageOf(c)
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	l, err := h.Svc.EventsPage(c.Request.Context(), middleware.Caller(c), c.Param("ns"), page)
 	respond(c, http.StatusOK, l, err)
 }
 

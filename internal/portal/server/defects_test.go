@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
@@ -376,6 +378,18 @@ func TestListsPaginateWithoutManagedFields(t *testing.T) {
 	portaltest.Expect(t, r, http.StatusOK, "get")
 	if strings.Contains(string(r.Body), "managedFields") {
 		t.Errorf("get answered with managedFields")
+	}
+	// Events page the same way.
+	for i := range 3 {
+		create(t, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e%d", i), Namespace: ns},
+			InvolvedObject: corev1.ObjectReference{Kind: "App", Name: "a", Namespace: ns}, Reason: "Test", Message: "m", Type: "Normal"})
+	}
+	r = p.Do("GET", "/api/v1/namespaces/"+ns+"/events?limit=2", adm, nil)
+	portaltest.Expect(t, r, http.StatusOK, "first page of events")
+	var events list
+	r.Decode(t, &events)
+	if len(events.Items) != 2 || events.Metadata.Continue == "" || strings.Contains(string(r.Body), "managedFields") {
+		t.Fatalf("events, limit=2: want 2 items, a continue token and no managedFields, got %d items, continue %q", len(events.Items), events.Metadata.Continue)
 	}
 	for _, q := range []string{"limit=0", "limit=-1", "limit=x", "limit=100000"} {
 		status, body := rawGet(t, p, "/api/v1/namespaces/"+ns+"/apps?"+q, adm)

@@ -201,6 +201,11 @@ func (r *Resources) RunBackup(ctx context.Context, caller *Caller, namespace, na
 
 // Events lists the events of namespace.
 func (r *Resources) Events(ctx context.Context, caller *Caller, namespace string) (*corev1.EventList, error) {
+	return r.EventsPage(ctx, caller, namespace, Page{})
+}
+
+// EventsPage lists one page of the events of namespace.
+func (r *Resources) EventsPage(ctx context.Context, caller *Caller, namespace string, page Page) (*corev1.EventList, error) {
 	if err := validNamespace(namespace); err != nil {
 		return nil, err
 	}
@@ -208,7 +213,7 @@ func (r *Resources) Events(ctx context.Context, caller *Caller, namespace string
 	if err != nil {
 		return nil, err
 	}
-	l, err := cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{})
+	l, err := cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{Limit: page.Limit, Continue: page.Continue})
 	if err != nil {
 		return nil, err
 	}
