@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -29,5 +30,17 @@ func TestRuleErrorsWithoutAFieldReadWell(t *testing.T) {
 	}
 	if msg := p.Fields["metadata.name"]; !strings.Contains(msg, "DNS-1035 label") || !strings.Contains(msg, "RFC 1123") {
 		t.Errorf("want both errors under metadata.name, got %q", msg)
+	}
+}
+
+// TestBadPathParametersAreRefused: the UI's paths check their namespace and name like
+// the API's: 400, before anything asks the cluster.
+func TestBadPathParametersAreRefused(t *testing.T) {
+	h := newHarness(t)
+	dev := h.as("dev")
+	for _, path := range []string{"/ns/%2e%2e", "/ns/Team_A/apps/new", "/ns/team-a/apps/%2e%2e/edit"} {
+		a := dev.get(Prefix + path)
+		wantStatus(t, a, http.StatusBadRequest, path)
+		wantIn(t, a.body, path, "is not a valid")
 	}
 }

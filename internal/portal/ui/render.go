@@ -154,6 +154,13 @@ func describe(ctx context.Context, err error) problem {
 	return p
 }
 
+// badPath answers 400 to a path whose namespace or name is no valid DNS name, as the
+// API does, before anything asks the cluster about it.
+func (u *UI) badPath(c *gin.Context, param, value string, _ []string) {
+	what := map[string]string{"ns": "namespace", "name": "name"}[param]
+	u.render(c, http.StatusBadRequest, "error", page{Title: "Bad request", Error: fmt.Sprintf("%q is not a valid %s.", value, what)})
+}
+
 // fail renders the error page for err.
 func (u *UI) fail(c *gin.Context, err error) {
 	p := describe(c.Request.Context(), err)

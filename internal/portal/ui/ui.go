@@ -117,7 +117,8 @@ func Register(r *gin.Engine, o Options) error {
 	g.GET("/register", u.csrfCookie, u.registerPage)
 	g.POST("/register", perIP, u.csrfCookie, u.checkCSRF, u.register)
 
-	a := g.Group("", u.session, u.rateLimit(o.UserLimit, "user", byUser), u.csrfCookie, u.checkCSRF)
+	a := g.Group("", u.session, u.rateLimit(o.UserLimit, "user", byUser), u.csrfCookie, u.checkCSRF,
+		middleware.PathParams(u.badPath))
 	a.POST("/logout", u.logout)
 	a.GET("/", u.home)
 	a.GET("/account", u.accountPage)
