@@ -35,17 +35,22 @@ func main() {
 
 // options are the portal's flags.
 type options struct {
-	cfg                                        server.Config
-	addr, proxies, adminPasswordFile, logLevel string
-	adminRole, developerRole, auditorRole      string
-	lockoutThreshold                           int
-	grace                                      time.Duration
-	printVersion                               bool
+	cfg                                   server.Config
+	addr, metricsAddr, proxies, protected string
+	adminPasswordFile, logLevel           string
+	adminRole, developerRole, auditorRole string
+	lockoutThreshold                      int
+	grace                                 time.Duration
+	printVersion                          bool
 }
 
 // register defines the flags on fs; ns is the default --namespace.
 func (o *options) register(fs *flag.FlagSet, ns string) {
-	fs.StringVar(&o.addr, "bind-address", ":8080", "Address to serve the API, probes and metrics on.")
+	fs.StringVar(&o.addr, "bind-address", ":8080", "Address to serve the API, the web UI and the probes on.")
+	// Metrics name routes and count refusals: not for the public listener.
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "", "Address to serve the Prometheus metrics on, apart from the public listener (config/portal: :9090); empty serves none.")
+	fs.StringVar(&o.cfg.OperatorNamespace, "operator-namespace", server.DefaultOperatorNamespace, "Namespace of the Mooring operator; never granted to users.")
+	fs.StringVar(&o.protected, "protected-namespaces", "", "Comma-separated namespaces never granted to users, besides the portal's own, the operator's and kube-*.")
 	fs.StringVar(&o.cfg.Namespace, "namespace", ns, "Namespace of the password hash Secrets and the signing keys Secret (default $POD_NAMESPACE).")
 	fs.StringVar(&o.cfg.UsersNamespace, "users-namespace", cluster.DefaultUsersNamespace, "Namespace of the ServiceAccount identities the portal impersonates for users.")
 	fs.StringVar(&o.cfg.SigningKeySecret, "signing-key-secret", "mooring-portal-signing-keys", "Secret holding the token signing keys, shared by all replicas.")
@@ -116,6 +121,11 @@ func run() error {
 			f.cfg.TrustedProxies = append(f.cfg.TrustedProxies, p)
 		}
 	}
+	for _, ns := range strings.Split(f.protected, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			f.cfg.ProtectedNamespaces = append(f.cfg.ProtectedNamespaces, ns)
+		}
+	}
 	var err error
 	if f.cfg.AdminPassword, err = server.ReadPasswordFile(f.adminPasswordFile); err != nil {
 		return err
@@ -138,7 +148,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	return s.Serve(ctx, f.addr, f.grace)
+	return s.Serve(ctx, f.addr, f.metricsAddr, f.grace)
 }
 
 // checkSessionLifetime refuses a maximum session lifetime shorter than the refresh

@@ -406,10 +406,10 @@ func TestPortalAndOperatorValues(t *testing.T) {
 		return s
 	}
 	regcred := []any{map[string]any{"name": "regcred"}}
-	portal := map[string]any{"enabled": true, "trustedProxies": []any{"10.0.0.0/8", "fd00::/8"}, "extraArgs": []any{"--log-level=debug"}}
+	portal := map[string]any{"enabled": true, "trustedProxies": []any{"10.0.0.0/8", "fd00::/8"}, "protectedNamespaces": []any{"monitoring", "vault"}, "extraArgs": []any{"--log-level=debug"}}
 	spec := pod(t, map[string]any{"imagePullSecrets": regcred, "portal": portal}, "mooring-portal")
 	args, _, _ := unstructured.NestedStringSlice(container(spec), "args")
-	want := []string{"--bind-address=:8080", "--admin-password-file=/etc/mooring-portal/admin/password", "--trusted-proxies=10.0.0.0/8,fd00::/8", "--log-level=debug"}
+	want := []string{"--bind-address=:8080", "--metrics-bind-address=:9090", "--admin-password-file=/etc/mooring-portal/admin/password", "--trusted-proxies=10.0.0.0/8,fd00::/8", "--protected-namespaces=monitoring,vault", "--log-level=debug"}
 	if !reflect.DeepEqual(args, want) {
 		t.Errorf("portal args %q, want %q", args, want)
 	}

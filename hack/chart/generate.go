@@ -79,9 +79,13 @@ const portalScheduling = `{{- with .Values.portal.imagePullSecrets | default .Va
       {{- end }}`
 
 // portalArgs replaces the list item portalArgsPlaceholder, the last of the portal
-// container's args: --trusted-proxies from portal.trustedProxies, then portal.extraArgs.
+// container's args: --trusted-proxies from portal.trustedProxies,
+// --protected-namespaces from portal.protectedNamespaces, then portal.extraArgs.
 const portalArgs = `{{- with .Values.portal.trustedProxies }}
         - {{ printf "--trusted-proxies=%s" (join "," .) | quote }}
+        {{- end }}
+        {{- with .Values.portal.protectedNamespaces }}
+        - {{ printf "--protected-namespaces=%s" (join "," .) | quote }}
         {{- end }}
         {{- range .Values.portal.extraArgs }}
         - {{ . | quote }}

@@ -25,7 +25,7 @@ func TestNetworkPoliciesOpenWhatThePodsServe(t *testing.T) {
 	}{
 		"metrics and portal": {
 			vals: map[string]any{"networkPolicy": map[string]any{"enabled": true}, "portal": map[string]any{"enabled": true}},
-			want: map[string][]int32{"mooring-controller-manager": {8081, 8443, 9443}, "mooring-portal": {8080}},
+			want: map[string][]int32{"mooring-controller-manager": {8081, 8443, 9443}, "mooring-portal": {8080, 9090}},
 		},
 		"no metrics": {
 			vals: map[string]any{"networkPolicy": map[string]any{"enabled": true}, "metrics": map[string]any{"enabled": false}},

@@ -18,6 +18,7 @@ import (
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"github.com/mooringhq/mooring/internal/portal/models"
 	"github.com/mooringhq/mooring/internal/portal/portaltest"
+	"github.com/mooringhq/mooring/internal/portal/services"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -135,7 +136,7 @@ func TestReplicasShareUsersKeysAndLockouts(t *testing.T) {
 	portaltest.Expect(t, b.Do("GET", "/api/v1/users/me", tok.AccessToken, nil), http.StatusUnauthorized, "a revoked token on b")
 	portaltest.Expect(t, b.Do("POST", "/api/v1/token/refresh", "", models.RefreshRequest{RefreshToken: tok.RefreshToken}), http.StatusUnauthorized, "a revoked refresh token on b")
 
-	// Three failures on a lock the account on b too.
+	// Three failures on a lock the account on b too, for the client that failed.
 	for range 3 {
 		portaltest.Expect(t, a.Do("POST", "/api/v1/login", "", models.LoginRequest{Username: u.Username, Password: "not the password"}), http.StatusUnauthorized, "a wrong password")
 	}
@@ -144,8 +145,8 @@ func TestReplicasShareUsersKeysAndLockouts(t *testing.T) {
 		if err := e.admin.Get(context.Background(), client.ObjectKey{Name: u.Username}, obj); err != nil {
 			return err
 		}
-		if obj.Status.LockedUntil == nil {
-			return errorf("failedLogins %d, not locked", obj.Status.FailedLogins)
+		if !services.Locked(obj, time.Now()) {
+			return errorf("failedLogins %d, not locked: %+v", obj.Status.FailedLogins, obj.Status.ClientLockouts)
 		}
 		return nil
 	})

@@ -54,12 +54,24 @@ type UserStatus struct {
 	// password change or logout-all) revokes every outstanding token at once.
 	// +optional
 	TokenGeneration int64 `json:"tokenGeneration,omitempty"`
-	// FailedLogins counts failed logins since the last successful one.
+	// FailedLogins counts failed logins since the last successful one, from every
+	// client together; it locks nothing by itself (see ClientLockouts).
 	// +optional
 	FailedLogins int32 `json:"failedLogins,omitempty"`
-	// LockedUntil, when in the future, rejects every login of the user.
+	// LockedUntil is no longer written: locks are per client (ClientLockouts), so that
+	// nobody can lock an account for its owner without knowing its password. A value
+	// left by an older portal is ignored.
 	// +optional
 	LockedUntil *metav1.Time `json:"lockedUntil,omitempty"`
+	// ClientLockouts count failed logins per client address (hashed) and lock the
+	// account for that client only: a client that keeps guessing is throttled, while
+	// the owner, from any client that has not failed, still logs in. An admin's unlock
+	// clears them. The oldest entries give way when the list is full.
+	// +optional
+	// +listType=map
+	// +listMapKey=client
+	// +kubebuilder:validation:MaxItems=32
+	ClientLockouts []ClientLockout `json:"clientLockouts,omitempty"`
 	// Sessions are the user's live logins, each a family of refresh tokens of which only
 	// the newest may be used. Every replica reads and writes them here, guarded by the
 	// User's resourceVersion, so exactly one of two concurrent refreshes wins.
@@ -68,6 +80,21 @@ type UserStatus struct {
 	// +listMapKey=id
 	// +kubebuilder:validation:MaxItems=64
 	Sessions []Session `json:"sessions,omitempty"`
+}
+
+// ClientLockout is the failed-login count and lock of one account for one client.
+type ClientLockout struct {
+	// Client is a hash of the client's address (the one the portal trusts for rate
+	// limits), not the address itself.
+	// +kubebuilder:validation:MaxLength=64
+	Client string `json:"client"`
+	// FailedLogins counts this client's failed logins since its last successful one.
+	FailedLogins int32 `json:"failedLogins"`
+	// LastFailure is when this client last failed; the oldest entry goes first.
+	LastFailure metav1.Time `json:"lastFailure"`
+	// LockedUntil, when in the future, rejects every login of the user from this client.
+	// +optional
+	LockedUntil *metav1.Time `json:"lockedUntil,omitempty"`
 }
 
 // Session is one login: a token family. Each refresh replaces Current with the id of

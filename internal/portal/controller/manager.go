@@ -31,6 +31,8 @@ type Options struct {
 	// Impersonator and Roles decide what bindings a user should have, as for the API.
 	Impersonator *cluster.Impersonator
 	Roles        services.RoleNames
+	// Protected namespaces never get a user's RoleBinding.
+	Protected services.Protected
 	// Scheme knows Users and the RBAC kinds.
 	Scheme *runtime.Scheme
 	// LeaderElection is off only in tests that run one portal.
@@ -80,7 +82,7 @@ func NewManager(o Options) (manager.Manager, error) {
 		return nil, fmt.Errorf("portal client: %w", err)
 	}
 	r := &BindingsReconciler{Cache: mgr.GetClient(), Live: mgr.GetAPIReader(),
-		Bindings: services.NewBindings(live, o.Impersonator, o.Roles)}
+		Bindings: services.NewBindings(live, o.Impersonator, o.Roles).Protecting(o.Protected)}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("bindings controller: %w", err)
 	}

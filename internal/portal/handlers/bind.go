@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -44,6 +46,9 @@ func decodeStrict(data []byte, dst any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return badJSON("", "a JSON object is required")
 	}
+	if err := exactKeys(data, dst); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -78,4 +83,41 @@ func badJSON(name, msg string) error {
 		e.fields = []models.FieldError{{Field: name, Message: msg}}
 	}
 	return e
+}
+
+// exactKeys refuses keys of a JSON object that match none of dst's fields exactly:
+// encoding/json matches keys case-insensitively ("Username" sets username), which the
+// OpenAPI document, with additionalProperties false, forbids. A body that is no
+// object is left to the decoder to refuse.
+func exactKeys(data []byte, dst any) error {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		return nil
+	}
+	t := reflect.TypeOf(dst)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	known := map[string]bool{}
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" {
+			name = t.Field(i).Name
+		}
+		known[name] = true
+	}
+	var unknown []string
+	for k := range obj {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return badJSON(unknown[0], "is not a known field (keys are case-sensitive)")
 }

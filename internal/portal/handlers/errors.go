@@ -3,8 +3,10 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +25,7 @@ const (
 	CodeNotFound         = "NotFound"
 	CodeConflict         = "Conflict"
 	CodeTooLarge         = "RequestEntityTooLarge"
+	CodeUnsupportedType  = "UnsupportedMediaType"
 	CodeTooManyRequests  = "TooManyRequests"
 	CodeInternal         = "InternalError"
 	CodeUnavailable      = "ServiceUnavailable"
@@ -70,17 +73,11 @@ func errorBody(ctx context.Context, err error) (int, models.ErrorBody) {
 		if code == "" {
 			code = http.StatusText(int(s.Code))
 		}
-		var fields []models.FieldError
-		if s.Details != nil {
-			for _, cause := range s.Details.Causes {
-				fields = append(fields, models.FieldError{Field: cause.Field, Message: cause.Message})
-			}
-		}
 		status := int(s.Code)
 		if status < 400 || status > 599 {
 			status = http.StatusInternalServerError
 		}
-		return fail(status, code, s.Message, fields...)
+		return fail(status, code, services.StatusMessage(s), services.FieldErrors(s)...)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fail(http.StatusGatewayTimeout, "Timeout", "the cluster did not answer in time")
@@ -119,4 +116,21 @@ func NotFound(c *gin.Context) {
 // MethodNotAllowed answers 405.
 func MethodNotAllowed(c *gin.Context) {
 	WriteError(c, &requestError{status: http.StatusMethodNotAllowed, code: CodeMethodNotAllowed, message: c.Request.Method + " is not allowed on " + c.Request.URL.Path})
+}
+
+// UnsupportedMediaType answers 415 to a body that is not JSON.
+func UnsupportedMediaType(c *gin.Context, got string) {
+	if got == "" {
+		got = "none"
+	}
+	WriteError(c, &requestError{status: http.StatusUnsupportedMediaType, code: CodeUnsupportedType,
+		message: "the request body must be JSON (Content-Type: application/json), got Content-Type " + got})
+}
+
+// BadPathParam answers 400 to a path whose namespace or name is no valid DNS name.
+func BadPathParam(c *gin.Context, param, value string, problems []string) {
+	what := map[string]string{"ns": "namespace", "name": "name"}[param]
+	msg := fmt.Sprintf("%q is not a valid %s: %s", value, what, strings.Join(problems, "; "))
+	WriteError(c, &requestError{status: http.StatusBadRequest, code: CodeBadRequest, message: param + ": " + msg,
+		fields: []models.FieldError{{Field: param, Message: msg}}})
 }

@@ -2,11 +2,14 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/mooringhq/mooring/internal/portal/middleware"
+	"github.com/mooringhq/mooring/internal/portal/models"
 	"github.com/mooringhq/mooring/internal/portal/services"
 )
 
@@ -37,10 +40,30 @@ func respond(c *gin.Context, status int, obj any, err error) {
 	c.JSON(status, obj)
 }
 
-// List handles GET /api/v1/namespaces/{ns}/{kind}.
+// List handles GET /api/v1/namespaces/{ns}/{kind}?limit=&continue=.
 func (h *Resources) List(c *gin.Context) {
-	l, err := h.Svc.List(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"))
+	page, err := pageOf(c)
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	l, err := h.Svc.ListPage(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"), page)
 	respond(c, http.StatusOK, l, err)
+}
+
+// pageOf reads the limit and continue query parameters of a list.
+func pageOf(c *gin.Context) (services.Page, error) {
+	p := services.Page{Continue: c.Query("continue")}
+	if s, ok := c.GetQuery("limit"); ok {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || n > services.MaxPageLimit {
+			msg := fmt.Sprintf("must be a whole number from 1 to %d, got %q", services.MaxPageLimit, s)
+			return p, &requestError{status: http.StatusBadRequest, code: CodeBadRequest, message: "limit: " + msg,
+				fields: []models.FieldError{{Field: "limit", Message: msg}}}
+		}
+		p.Limit = n
+	}
+	return p, nil
 }
 
 // Create handles POST /api/v1/namespaces/{ns}/{kind}.
@@ -100,9 +123,14 @@ func (h *Resources) RunBackup(c *gin.Context) {
 	respond(c, http.StatusAccepted, o, err)
 }
 
-// Events handles GET /api/v1/namespaces/{ns}/events.
+// Events handles GET /api/v1/namespaces/{ns}/events?limit=&continue=.
 func (h *Resources) Events(c *gin.Context) {
-	l, err := h.Svc.Events(c.Request.Context(), middleware.Caller(c), c.Param("ns"))
+	page, err := pageOf(c)
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	l, err := h.Svc.EventsPage(c.Request.Context(), middleware.Caller(c), c.Param("ns"), page)
 	respond(c, http.StatusOK, l, err)
 }
 

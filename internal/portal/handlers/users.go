@@ -144,3 +144,13 @@ func (h *Users) Delete(c *gin.Context) {
 	}
 	c.Status(http.StatusNoContent)
 }
+
+// Unlock handles POST /api/v1/users/{id}/unlock.
+func (h *Users) Unlock(c *gin.Context) {
+	u, err := h.Svc.Unlock(c.Request.Context(), middleware.Caller(c), c.Param("id"))
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, u)
+}

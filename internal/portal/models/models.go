@@ -40,6 +40,8 @@ type User struct {
 	Role       string    `json:"role"`
 	Namespaces []string  `json:"namespaces"`
 	CreatedAt  time.Time `json:"createdAt"`
+	// Locked is true while some client is locked out of the account by failed logins.
+	Locked bool `json:"locked,omitempty"`
 }
 
 // UserList answers GET /api/v1/users.

@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mooringhq/mooring/internal/portal/handlers"
 	"github.com/mooringhq/mooring/internal/portal/middleware"
@@ -47,39 +46,43 @@ func New(o Options) (*gin.Engine, error) {
 	r.Use(gin.CustomRecovery(func(c *gin.Context, _ any) {
 		handlers.WriteError(c, fmt.Errorf("panic serving %s", c.FullPath()))
 	}))
-	r.Use(middleware.RequestID(), middleware.Observe(o.Metrics), middleware.BodyLimit(MaxBodyBytes, handlers.TooLarge))
+	r.Use(middleware.RequestID(), middleware.Observe(o.Metrics), middleware.BodyLimit(MaxBodyBytes, handlers.TooLarge), middleware.Client())
 
 	r.GET("/ping", o.Health.Ping)
 	r.GET("/healthz", o.Health.Healthz)
 	r.GET("/readyz", o.Health.Readyz)
-	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(o.Metrics.Registry, promhttp.HandlerOpts{})))
 
 	api := r.Group("/api/v1", middleware.APIHeaders())
 	api.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", o.OpenAPI) })
 
 	perIP := middleware.RateLimit(o.IPLimit, "ip", middleware.ByClientIP, o.Metrics, handlers.TooManyRequests)
-	api.POST("/users", perIP, o.Users.Register)
-	api.POST("/login", perIP, o.Users.Login)
-	api.POST("/token/refresh", perIP, o.Users.Refresh)
+	// Bodies are JSON only; a resource's merge patch may say so in its media type.
+	jsonBody := middleware.JSONOnly(handlers.UnsupportedMediaType, "application/json")
+	patchBody := middleware.JSONOnly(handlers.UnsupportedMediaType, "application/json", "application/merge-patch+json")
+	api.POST("/users", perIP, jsonBody, o.Users.Register)
+	api.POST("/login", perIP, jsonBody, o.Users.Login)
+	api.POST("/token/refresh", perIP, jsonBody, o.Users.Refresh)
 
 	authed := api.Group("", middleware.Auth(o.Authenticator, handlers.WriteError),
-		middleware.RateLimit(o.UserLimit, "user", middleware.ByUser, o.Metrics, handlers.TooManyRequests))
+		middleware.RateLimit(o.UserLimit, "user", middleware.ByUser, o.Metrics, handlers.TooManyRequests),
+		middleware.PathParams(handlers.BadPathParam))
 	authed.POST("/logout", o.Users.Logout)
 	authed.GET("/users/me", o.Users.Me)
-	authed.PATCH("/users/me", o.Users.UpdateMe)
+	authed.PATCH("/users/me", jsonBody, o.Users.UpdateMe)
 	authed.POST("/users/me/logout-all", o.Users.LogoutAll)
 	authed.GET("/users", o.Users.List)
 	authed.GET("/users/:id", o.Users.Get)
-	authed.PATCH("/users/:id", o.Users.Update)
+	authed.PATCH("/users/:id", jsonBody, o.Users.Update)
 	authed.DELETE("/users/:id", o.Users.Delete)
+	authed.POST("/users/:id/unlock", o.Users.Unlock)
 
 	authed.GET("/namespaces", o.Resources.Namespaces)
 	authed.GET("/namespaces/:ns/events", o.Resources.Events)
 	authed.GET("/namespaces/:ns/:kind", o.Resources.List)
-	authed.POST("/namespaces/:ns/:kind", o.Resources.Create)
+	authed.POST("/namespaces/:ns/:kind", jsonBody, o.Resources.Create)
 	authed.GET("/namespaces/:ns/:kind/:name", o.Resources.Get)
-	authed.PUT("/namespaces/:ns/:kind/:name", o.Resources.Update)
-	authed.PATCH("/namespaces/:ns/:kind/:name", o.Resources.Patch)
+	authed.PUT("/namespaces/:ns/:kind/:name", jsonBody, o.Resources.Update)
+	authed.PATCH("/namespaces/:ns/:kind/:name", patchBody, o.Resources.Patch)
 	authed.DELETE("/namespaces/:ns/:kind/:name", o.Resources.Delete)
 	authed.POST("/namespaces/:ns/backups/:name/run", o.Resources.RunBackup)
 	return r, nil

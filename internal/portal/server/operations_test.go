@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -107,7 +108,10 @@ func TestProbesMetricsAndRequestIDs(t *testing.T) {
 		t.Fatalf("an unknown path: want a JSON 404, got %d %s", nf.StatusCode, nf.Header.Get("Content-Type"))
 	}
 
-	resp, err = http.Get(p.URL + "/metrics")
+	// The metrics are served apart from the public listener (Server.Serve's metricsAddr).
+	ms := httptest.NewServer(p.srv.MetricsHandler)
+	defer ms.Close()
+	resp, err = http.Get(ms.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

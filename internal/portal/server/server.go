@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -42,6 +43,9 @@ var Scheme = func() *runtime.Scheme {
 	utilruntime.Must(portalv1alpha1.AddToScheme(s))
 	return s
 }()
+
+// DefaultOperatorNamespace is the namespace config/default installs the operator in.
+const DefaultOperatorNamespace = "mooring-system"
 
 // Config is everything the portal is configured with (cmd/mooring-portal's flags).
 type Config struct {
@@ -75,6 +79,12 @@ type Config struct {
 	TrustedProxies []string
 	// Lockout slows down password guessing.
 	Lockout services.LockoutPolicy
+	// ProtectedNamespaces are namespaces no user is ever granted, besides the portal's
+	// own (Namespace, UsersNamespace), OperatorNamespace and every kube-* namespace.
+	ProtectedNamespaces []string
+	// OperatorNamespace is where the Mooring operator runs (protected); mooring-system
+	// when empty.
+	OperatorNamespace string
 	// Roles are the ClusterRoles bound for each role.
 	Roles services.RoleNames
 	// AdminUsername and AdminPassword, when the password is set, create the first admin;
@@ -91,10 +101,14 @@ type Config struct {
 
 // Server is an assembled portal.
 type Server struct {
+	// Handler serves the API, the web UI and the probes: the public listener.
 	Handler http.Handler
-	Users   *services.Users
-	Keys    *auth.Keyring
-	Metrics *telemetry.Metrics
+	// MetricsHandler serves the Prometheus metrics, on a listener of their own so that
+	// they are never public (see Serve).
+	MetricsHandler http.Handler
+	Users          *services.Users
+	Keys           *auth.Keyring
+	Metrics        *telemetry.Metrics
 	// Reconciler configures the bindings reconciler that Serve runs.
 	Reconciler controller.Options
 
@@ -121,18 +135,24 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := keys.Sync(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.OperatorNamespace == "" {
+		cfg.OperatorNamespace = DefaultOperatorNamespace
+	}
 	imp := cluster.NewImpersonator(rc, cfg.UsersNamespace)
 	authz := services.NewAuthz(imp)
+	protected := services.Protected{Portal: []string{cfg.Namespace, cfg.UsersNamespace},
+		Operator: cfg.OperatorNamespace, Listed: cfg.ProtectedNamespaces}
 	uo := services.UsersOptions{
 		Store: store.NewKube(c, cfg.Namespace),
 		Issuer: auth.NewIssuer(keys, auth.IssuerOptions{Issuer: cfg.Issuer, Audience: cfg.Audience,
 			AccessTTL: cfg.AccessTTL, RefreshTTL: cfg.RefreshTTL, Now: cfg.Now}),
 		Impersonator:         imp,
-		Bindings:             services.NewBindings(c, imp, cfg.Roles),
+		Bindings:             services.NewBindings(c, imp, cfg.Roles).Protecting(protected),
 		Authz:                authz,
 		Lockout:              cfg.Lockout,
 		SessionMaxLifetime:   cfg.SessionMaxLifetime,
 		RefreshReuseInterval: cfg.RefreshReuseInterval,
+		Protected:            protected,
 		Now:                  cfg.Now,
 	}
 	if cfg.AdminPassword != "" {
@@ -143,8 +163,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Users: users, Keys: keys, Metrics: telemetry.NewMetrics(), cfg: cfg,
-		Reconciler: controller.Options{Rest: rc, Namespace: cfg.Namespace, Impersonator: imp, Roles: cfg.Roles,
+	metrics := telemetry.NewMetrics()
+	s := &Server{Users: users, Keys: keys, Metrics: metrics, cfg: cfg,
+		MetricsHandler: promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}),
+		Reconciler: controller.Options{Rest: rc, Namespace: cfg.Namespace, Impersonator: imp, Roles: cfg.Roles, Protected: protected,
 			Scheme: Scheme, LeaderElection: cfg.LeaderElection}}
 	health := &handlers.Health{ClusterReachable: func(ctx context.Context) error {
 		if s.draining.Load() {
@@ -191,10 +213,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Serve serves on addr and runs the bindings reconciler (on the elected replica) until
-// ctx ends, then shuts down gracefully: /readyz turns 503 first so load balancers stop
-// sending, in-flight requests get up to grace to finish.
-func (s *Server) Serve(ctx context.Context, addr string, grace time.Duration) error {
+// Serve serves on addr, and the metrics on metricsAddr ("" serves none), and runs the
+// bindings reconciler (on the elected replica) until ctx ends, then shuts down
+// gracefully: /readyz turns 503 first so load balancers stop sending, in-flight
+// requests get up to grace to finish. The metrics have their own listener, which the
+// Service and Ingress in front of the portal do not expose, so that request counts by
+// route and rate-limit refusals are not public.
+func (s *Server) Serve(ctx context.Context, addr, metricsAddr string, grace time.Duration) error {
 	mgr, err := controller.NewManager(s.Reconciler)
 	if err != nil {
 		return err
@@ -202,8 +227,15 @@ func (s *Server) Serve(ctx context.Context, addr string, grace time.Duration) er
 	srv := &http.Server{Addr: addr, Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
 	go s.Keys.Run(ctx, time.Minute)
-	errc, mgrDone := make(chan error, 2), make(chan struct{})
+	errc, mgrDone := make(chan error, 3), make(chan struct{})
 	go func() { errc <- srv.ListenAndServe() }()
+	var msrv *http.Server
+	if metricsAddr != "" {
+		msrv = &http.Server{Addr: metricsAddr, Handler: s.MetricsHandler, ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second}
+		go func() { errc <- fmt.Errorf("metrics: %w", msrv.ListenAndServe()) }()
+		slog.InfoContext(ctx, "Serving metrics", "address", metricsAddr)
+	}
 	go func() {
 		defer close(mgrDone)
 		if err := mgr.Start(ctx); err != nil {
@@ -225,6 +257,11 @@ func (s *Server) Serve(ctx context.Context, addr string, grace time.Duration) er
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shut down: %w", err)
+	}
+	if msrv != nil {
+		if err := msrv.Shutdown(sctx); err != nil {
+			return fmt.Errorf("shut down metrics: %w", err)
+		}
 	}
 	slog.Info("Stopped")
 	return nil

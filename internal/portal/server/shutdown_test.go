@@ -29,7 +29,7 @@ func TestGracefulShutdown(t *testing.T) {
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	serveCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- s.Serve(serveCtx, "127.0.0.1:"+strconv.Itoa(port), 10*time.Second) }()
+	go func() { done <- s.Serve(serveCtx, "127.0.0.1:"+strconv.Itoa(port), "", 10*time.Second) }()
 	testutil.Eventually(t, 20*time.Second, "the portal to serve /readyz", func() error {
 		resp, err := http.Get(url + "/readyz")
 		if err != nil {

@@ -37,6 +37,9 @@ type Bindings struct {
 	c     client.Client
 	imp   *cluster.Impersonator
 	roles RoleNames
+	// protected namespaces never get a user's RoleBinding, whatever the User says (it
+	// may have been edited with kubectl, or granted before the namespace was protected).
+	protected Protected
 }
 
 // NewBindings returns a Bindings writing with the portal's client c.
@@ -63,6 +66,12 @@ func (b *Bindings) subject(u *portalv1alpha1.User) []rbacv1.Subject {
 	return []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: id.ServiceAccount, Namespace: b.imp.Namespace()}}
 }
 
+// Protecting returns b, which from now on binds nobody in the namespaces p protects.
+func (b *Bindings) Protecting(p Protected) *Bindings {
+	b.protected = p
+	return b
+}
+
 // RoleBindingNamespaces returns the namespaces u gets a RoleBinding in: a developer's
 // namespaces. Admins and auditors are bound cluster-wide, so any namespaces they list
 // grant nothing.
@@ -83,6 +92,9 @@ func (b *Bindings) Desired(u *portalv1alpha1.User) ([]rbacv1.ClusterRoleBinding,
 	case portalv1alpha1.RoleDeveloper:
 		var rbs []rbacv1.RoleBinding
 		for _, ns := range RoleBindingNamespaces(u) {
+			if b.protected.Why(ns) != "" {
+				continue
+			}
 			rbs = append(rbs, rbacv1.RoleBinding{ObjectMeta: b.meta(u, ns), RoleRef: ref, Subjects: b.subject(u)})
 		}
 		return nil, rbs

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
@@ -44,6 +46,9 @@ func NewResources(imp *cluster.Impersonator, authz *Authz) *Resources {
 }
 
 func (r *Resources) resource(caller *Caller, namespace, kind string) (ri resourceClient, err error) {
+	if err := validNamespace(namespace); err != nil {
+		return ri, err
+	}
 	gvk, ok := Kinds[kind]
 	if !ok {
 		return ri, &Error{Kind: KindNotFound, Message: fmt.Sprintf("unknown kind %q: use one of apps, cacheinstances, databaseclusters, backups", kind)}
@@ -56,13 +61,36 @@ func (r *Resources) resource(caller *Caller, namespace, kind string) (ri resourc
 	return resourceClient{c: dyn.Resource(gvr).Namespace(namespace), gvk: gvk, namespace: namespace}, nil
 }
 
+// Page selects one page of a list: at most Limit objects (0: all) from where the
+// Continue token of the previous page left off. Both go to the API server as they are.
+type Page struct {
+	Limit    int64
+	Continue string
+}
+
+// MaxPageLimit is the largest page a list may ask for.
+const MaxPageLimit = 500
+
 // List lists the kind in namespace.
 func (r *Resources) List(ctx context.Context, caller *Caller, namespace, kind string) (*unstructured.UnstructuredList, error) {
+	return r.ListPage(ctx, caller, namespace, kind, Page{})
+}
+
+// ListPage lists one page of the kind in namespace; the list's metadata.continue
+// fetches the next one.
+func (r *Resources) ListPage(ctx context.Context, caller *Caller, namespace, kind string, page Page) (*unstructured.UnstructuredList, error) {
 	rc, err := r.resource(caller, namespace, kind)
 	if err != nil {
 		return nil, err
 	}
-	return rc.c.List(ctx, metav1.ListOptions{})
+	l, err := rc.c.List(ctx, metav1.ListOptions{Limit: page.Limit, Continue: page.Continue})
+	if err != nil {
+		return nil, err
+	}
+	for i := range l.Items {
+		l.Items[i].SetManagedFields(nil)
+	}
+	return l, nil
 }
 
 // Get reads one object.
@@ -71,7 +99,38 @@ func (r *Resources) Get(ctx context.Context, caller *Caller, namespace, kind, na
 	if err != nil {
 		return nil, err
 	}
-	return rc.c.Get(ctx, name, metav1.GetOptions{})
+	if err := validName(name); err != nil {
+		return nil, err
+	}
+	return lean(rc.c.Get(ctx, name, metav1.GetOptions{}))
+}
+
+// lean drops managedFields from an object the API server returned: they are the API
+// server's bookkeeping of field owners, often larger than the object, and no client
+// of the portal needs them.
+func lean(obj *unstructured.Unstructured, err error) (*unstructured.Unstructured, error) {
+	if obj != nil {
+		obj.SetManagedFields(nil)
+	}
+	return obj, err
+}
+
+// validName refuses an object name that is no DNS subdomain: ".." or "a/b" would make
+// another path of the API server, not another name.
+func validName(name string) error {
+	if problems := validation.IsDNS1123Subdomain(name); len(problems) > 0 {
+		return invalid(field("name", "%q is not a valid object name: %s", name, strings.Join(problems, "; ")))
+	}
+	return nil
+}
+
+// validNamespace refuses a namespace that is no DNS label: an empty one would list
+// every namespace's objects, ".." a path the API server never meant.
+func validNamespace(ns string) error {
+	if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
+		return invalid(field("namespace", "%q is not a valid namespace name: %s", ns, strings.Join(problems, "; ")))
+	}
+	return nil
 }
 
 // Create creates body (a Kubernetes object of the kind) in namespace. Unknown fields
@@ -85,7 +144,7 @@ func (r *Resources) Create(ctx context.Context, caller *Caller, namespace, kind 
 	if err != nil {
 		return nil, err
 	}
-	return rc.c.Create(ctx, obj, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict})
+	return lean(rc.c.Create(ctx, obj, metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict}))
 }
 
 // Update replaces the object name with body.
@@ -94,11 +153,14 @@ func (r *Resources) Update(ctx context.Context, caller *Caller, namespace, kind,
 	if err != nil {
 		return nil, err
 	}
+	if err := validName(name); err != nil {
+		return nil, err
+	}
 	obj, err := rc.object(body, name)
 	if err != nil {
 		return nil, err
 	}
-	return rc.c.Update(ctx, obj, metav1.UpdateOptions{FieldValidation: metav1.FieldValidationStrict})
+	return lean(rc.c.Update(ctx, obj, metav1.UpdateOptions{FieldValidation: metav1.FieldValidationStrict}))
 }
 
 // Patch applies a JSON merge patch (RFC 7386) to the object name.
@@ -107,13 +169,19 @@ func (r *Resources) Patch(ctx context.Context, caller *Caller, namespace, kind, 
 	if err != nil {
 		return nil, err
 	}
-	return rc.c.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict})
+	if err := validName(name); err != nil {
+		return nil, err
+	}
+	return lean(rc.c.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldValidation: metav1.FieldValidationStrict}))
 }
 
 // Delete deletes the object name.
 func (r *Resources) Delete(ctx context.Context, caller *Caller, namespace, kind, name string) error {
 	rc, err := r.resource(caller, namespace, kind)
 	if err != nil {
+		return err
+	}
+	if err := validName(name); err != nil {
 		return err
 	}
 	return rc.c.Delete(ctx, name, metav1.DeleteOptions{})
@@ -133,16 +201,27 @@ func (r *Resources) RunBackup(ctx context.Context, caller *Caller, namespace, na
 
 // Events lists the events of namespace.
 func (r *Resources) Events(ctx context.Context, caller *Caller, namespace string) (*corev1.EventList, error) {
+	return r.EventsPage(ctx, caller, namespace, Page{})
+}
+
+// EventsPage lists one page of the events of namespace.
+func (r *Resources) EventsPage(ctx context.Context, caller *Caller, namespace string, page Page) (*corev1.EventList, error) {
+	if err := validNamespace(namespace); err != nil {
+		return nil, err
+	}
 	cs, err := r.imp.Clientset(caller.Identity)
 	if err != nil {
 		return nil, err
 	}
-	l, err := cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{})
+	l, err := cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{Limit: page.Limit, Continue: page.Continue})
 	if err != nil {
 		return nil, err
 	}
 	if l.Items == nil {
 		l.Items = []corev1.Event{} // a list, never null
+	}
+	for i := range l.Items {
+		l.Items[i].ManagedFields = nil
 	}
 	l.APIVersion, l.Kind = "v1", "EventList"
 	return l, nil

@@ -65,7 +65,7 @@ func (s *Users) startSession(ctx context.Context, u *portalv1alpha1.User) (model
 		}
 		u.Status.Sessions = withSession(u.Status.Sessions, portalv1alpha1.Session{
 			ID: family, Current: pair.RefreshID, ExpiresAt: metav1Time(pair.RefreshExpiresAt), StartedAt: &started}, s.now())
-		u.Status.FailedLogins, u.Status.LockedUntil = 0, nil
+		clearFailures(u, clientOf(ctx))
 		err = s.store.UpdateStatus(ctx, u)
 		if err == nil {
 			return s.response(pair), nil

@@ -64,7 +64,9 @@ type Users struct {
 	reuseInterval time.Duration
 	// reserved is the normalized username nobody may register (""; none); see UsersOptions.
 	reserved string
-	now      func() time.Time
+	// protected are namespaces nobody is granted; see UsersOptions.
+	protected Protected
+	now       func() time.Time
 }
 
 // UsersOptions are the parts Users works with.
@@ -90,6 +92,9 @@ type UsersOptions struct {
 	// name before the portal creates the admin and hold it as their own account. Empty:
 	// no name is reserved (no first admin is configured).
 	ReservedUsername string
+	// Protected are the namespaces no user may be granted (the portal's, the
+	// operator's, kube-* and a configured list).
+	Protected Protected
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -101,7 +106,7 @@ func NewUsers(o UsersOptions) *Users {
 	}
 	return &Users{store: o.Store, issuer: o.Issuer, imp: o.Impersonator, bindings: o.Bindings,
 		authz: o.Authz, lockout: o.Lockout, maxSession: o.SessionMaxLifetime, reuseInterval: o.RefreshReuseInterval,
-		reserved: normalizeUsername(o.ReservedUsername), now: o.Now}
+		reserved: normalizeUsername(o.ReservedUsername), protected: o.Protected, now: o.Now}
 }
 
 // ToModel is the API view of u: never a password or hash.
@@ -115,7 +120,7 @@ func ToModel(u *portalv1alpha1.User) models.User {
 		role = portalv1alpha1.RoleNone
 	}
 	return models.User{ID: u.Spec.ID, Username: u.Spec.Username, Email: u.Spec.Email, Role: string(role),
-		Namespaces: ns, CreatedAt: u.CreationTimestamp.UTC()}
+		Namespaces: ns, CreatedAt: u.CreationTimestamp.UTC(), Locked: Locked(u, time.Now())}
 }
 
 // Register creates an account with no role. The first admin's username is reserved.
@@ -159,14 +164,35 @@ func (s *Users) create(ctx context.Context, req models.RegisterRequest, role por
 	return ToModel(u), nil
 }
 
-// EnsureAdmin creates the first admin when no user of that name exists; an existing
-// account is left as it is. It reports whether it created one.
+// EnsureAdmin creates the first admin when no user of that name exists. An existing
+// account keeps its role while another admin exists; when none is left (the role was
+// taken by hand, or by a portal that did not guard the last admin) it becomes an admin
+// again, so the portal never runs without one. The name is reserved (registration
+// refuses it), so this account is the portal's own. It reports whether it created one.
 func (s *Users) EnsureAdmin(ctx context.Context, username, email, password string) (bool, error) {
 	if u, err := s.store.Get(ctx, normalizeUsername(username)); err == nil {
-		if u.Spec.Role != portalv1alpha1.RoleAdmin {
-			slog.WarnContext(ctx, "The first admin's username belongs to an account that is no admin; it is left as it is",
-				"user", u.Name, "role", u.Spec.Role)
+		if u.Spec.Role == portalv1alpha1.RoleAdmin {
+			return false, nil
 		}
+		n, err := s.admins(ctx)
+		if err != nil {
+			return false, err
+		}
+		if n > 0 {
+			slog.InfoContext(ctx, "The first admin's account is no admin; another admin exists, so it is left as it is",
+				"user", u.Name, "role", u.Spec.Role)
+			return false, nil
+		}
+		u.Spec.Role, u.Spec.Namespaces = portalv1alpha1.RoleAdmin, nil
+		if err := s.store.Update(ctx, u); errors.Is(err, store.ErrConflict) {
+			return false, nil // another replica, starting at the same time, was faster
+		} else if err != nil {
+			return false, fmt.Errorf("restore the admin role of %s: %w", u.Name, err)
+		}
+		if err := s.bindings.Sync(ctx, u); err != nil {
+			return false, err
+		}
+		slog.WarnContext(ctx, "No admin was left: gave the first admin's account the admin role again", "user", u.Name)
 		return false, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return false, err
@@ -228,23 +254,25 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 	if ctx.Err() != nil {
 		return models.TokenResponse{}, ctx.Err() // gave up waiting for a hashing slot: not a failed login
 	}
-	locked := u.Status.LockedUntil != nil && s.now().Before(u.Status.LockedUntil.Time)
+	client := clientOf(ctx)
+	locked := lockedFor(u, client, s.now())
 	if checkErr != nil || locked {
 		if !locked {
 			// Detached from the request so the client cannot cancel the count, and run
 			// after the answer so it costs the caller no time.
-			go s.recordFailure(context.WithoutCancel(ctx), u.Name)
+			go s.recordFailure(context.WithoutCancel(ctx), u.Name, client)
 		} else {
-			slog.InfoContext(ctx, "Refused login to a locked account", "user", u.Name)
+			slog.InfoContext(ctx, "Refused login to an account locked for this client", "user", u.Name)
 		}
 		return models.TokenResponse{}, errBadCredentials
 	}
 	return s.startSession(ctx, u)
 }
 
-// recordFailure counts a failed login or current-password check in the User's status
-// and locks the account when the policy says so, retrying when another replica wrote first.
-func (s *Users) recordFailure(ctx context.Context, username string) {
+// recordFailure counts a failed login or current-password check of client in the
+// User's status and locks the account for that client when the policy says so,
+// retrying when another replica wrote first.
+func (s *Users) recordFailure(ctx context.Context, username, client string) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var u *portalv1alpha1.User
@@ -253,18 +281,14 @@ func (s *Users) recordFailure(ctx context.Context, username string) {
 		if u, err = s.store.Get(ctx, username); err != nil {
 			return err
 		}
-		u.Status.FailedLogins++
-		if d := s.lockout.lockFor(u.Status.FailedLogins); d > 0 {
-			until := metav1Time(s.now().Add(d))
-			u.Status.LockedUntil = &until
-		}
+		s.lockout.countFailure(u, client, s.now())
 		return s.store.UpdateStatus(ctx, u)
 	})
 	if err != nil {
 		slog.ErrorContext(ctx, "Recording a failed login failed", "user", username, "err", err)
 		return
 	}
-	slog.InfoContext(ctx, "Failed login", "user", username, "failedLogins", u.Status.FailedLogins, "locked", u.Status.LockedUntil != nil)
+	slog.InfoContext(ctx, "Failed login", "user", username, "failedLogins", u.Status.FailedLogins, "lockedForClient", lockedFor(u, client, s.now()))
 }
 
 // failureBackoff spaces the retries of a failed-login count that lost a write race.
@@ -363,7 +387,7 @@ func (s *Users) UpdateMe(ctx context.Context, caller *Caller, req models.UpdateM
 	if req.Password != nil {
 		// The current password is guessed here as well as at login (with a stolen
 		// access token, say), so the same failure count and lock apply.
-		if u.Status.LockedUntil != nil && s.now().Before(u.Status.LockedUntil.Time) {
+		if lockedFor(u, clientOf(ctx), s.now()) {
 			return models.User{}, &Error{Kind: KindForbidden, Message: "too many wrong passwords: the account is locked for a while; try again later",
 				Fields: []models.FieldError{field("currentPassword", "cannot be checked while the account is locked")}}
 		}
@@ -375,7 +399,7 @@ func (s *Users) UpdateMe(ctx context.Context, caller *Caller, req models.UpdateM
 			if ctx.Err() != nil {
 				return models.User{}, ctx.Err()
 			}
-			s.recordFailure(context.WithoutCancel(ctx), u.Name)
+			s.recordFailure(context.WithoutCancel(ctx), u.Name, clientOf(ctx))
 			return models.User{}, &Error{Kind: KindForbidden, Message: "the current password is wrong",
 				Fields: []models.FieldError{field("currentPassword", "is wrong")}}
 		}
@@ -465,6 +489,8 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 		for i, ns := range *req.Namespaces {
 			if len(ns) > 63 || !dnsLabel.MatchString(ns) {
 				bad = append(bad, field(fmt.Sprintf("namespaces[%d]", i), "%q is not a valid namespace name", ns))
+			} else if why := s.protected.Why(ns); why != "" {
+				bad = append(bad, field(fmt.Sprintf("namespaces[%d]", i), "namespace %q is protected (%s) and cannot be granted", ns, why))
 			}
 		}
 	}
@@ -480,6 +506,11 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 	}
 	if u.Spec.Role != portalv1alpha1.RoleDeveloper {
 		u.Spec.Namespaces = nil
+	}
+	if before.Spec.Role == portalv1alpha1.RoleAdmin && u.Spec.Role != portalv1alpha1.RoleAdmin {
+		if err := s.requireAnotherAdmin(ctx, u, "take the admin role from"); err != nil {
+			return models.User{}, err
+		}
 	}
 	// Whoever grants a role must be allowed to bind its ClusterRole there themselves, as
 	// the API server demands of anyone creating a binding: the portal's own
@@ -515,6 +546,11 @@ func (s *Users) Delete(ctx context.Context, caller *Caller, id string) error {
 	if err != nil {
 		return err
 	}
+	if u.Spec.Role == portalv1alpha1.RoleAdmin {
+		if err := s.requireAnotherAdmin(ctx, u, "delete"); err != nil {
+			return err
+		}
+	}
 	// The User goes first, so the reconciler never sees its bindings missing while it
 	// still exists and puts them back.
 	if err := s.store.Delete(ctx, u); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -525,4 +561,57 @@ func (s *Users) Delete(ctx context.Context, caller *Caller, id string) error {
 	}
 	slog.InfoContext(ctx, "Deleted user", "user", u.Name, "by", caller.User.Name)
 	return nil
+}
+
+// admins counts the users with the admin role.
+func (s *Users) admins(ctx context.Context) (int, error) {
+	us, err := s.store.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range us {
+		if us[i].Spec.Role == portalv1alpha1.RoleAdmin {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// requireAnotherAdmin refuses to take the admin role from u (verb says how) when u is
+// the last admin: the portal would be left with nobody to grant roles.
+func (s *Users) requireAnotherAdmin(ctx context.Context, u *portalv1alpha1.User, verb string) error {
+	n, err := s.admins(ctx)
+	if err != nil {
+		return err
+	}
+	if n <= 1 {
+		return &Error{Kind: KindConflict, Message: fmt.Sprintf("cannot %s %s: it is the last admin; make another user an admin first", verb, u.Spec.Username),
+			Fields: []models.FieldError{field("role", "the last admin keeps the admin role")}}
+	}
+	return nil
+}
+
+// Unlock clears every failed-login count and lock of the user with id, for callers
+// RBAC lets update users.
+func (s *Users) Unlock(ctx context.Context, caller *Caller, id string) (models.User, error) {
+	u, err := s.byID(ctx, caller, "update", id)
+	if err != nil {
+		return models.User{}, err
+	}
+	for range statusAttempts {
+		if u.Status.FailedLogins == 0 && u.Status.LockedUntil == nil && len(u.Status.ClientLockouts) == 0 {
+			return ToModel(u), nil // nothing to clear: no write
+		}
+		u.Status.FailedLogins, u.Status.LockedUntil, u.Status.ClientLockouts = 0, nil, nil
+		err := s.store.UpdateStatus(ctx, u)
+		if err == nil {
+			slog.InfoContext(ctx, "Unlocked user", "user", u.Name, "by", caller.User.Name)
+			return ToModel(u), nil
+		}
+		if u, err = s.reread(ctx, u, err); err != nil {
+			return models.User{}, err
+		}
+	}
+	return models.User{}, fmt.Errorf("unlock %s: %w", u.Name, store.ErrConflict)
 }

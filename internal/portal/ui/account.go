@@ -74,6 +74,7 @@ var notices = map[string]string{
 	"backup":     "Backup requested; its status updates below.",
 	"email":      "Your email was changed.",
 	"granted":    "The user's role was saved.",
+	"unlocked":   "The user's failed logins were cleared: every client may log in again.",
 }
 
 func noticeOf(c *gin.Context) string { return notices[c.Query("notice")] }
@@ -204,4 +205,15 @@ func (u *UI) updateUser(c *gin.Context) {
 		return
 	}
 	c.Redirect(http.StatusSeeOther, Prefix+"/users?notice=granted")
+}
+
+// unlockUser lifts every failed-login lock of a user (an admin's answer to someone
+// guessing its password).
+func (u *UI) unlockUser(c *gin.Context) {
+	if _, err := u.o.Accounts.Unlock(c.Request.Context(), caller(c), c.Param("id")); err != nil {
+		p := describe(c.Request.Context(), err)
+		u.showUsers(c, p.Status, p.Message, c.Param("id"), p.Fields)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, Prefix+"/users?notice=unlocked")
 }

@@ -185,6 +185,21 @@ func (f *fakeAccounts) Update(_ context.Context, c *services.Caller, id string, 
 	return models.User{}, &services.Error{Kind: services.KindNotFound, Message: "no user with id " + id}
 }
 
+func (f *fakeAccounts) Unlock(_ context.Context, c *services.Caller, id string) (models.User, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c.User.Spec.Role != portalv1alpha1.RoleAdmin {
+		return models.User{}, &services.Error{Kind: services.KindForbidden, Message: "may not update users"}
+	}
+	for _, u := range f.users {
+		if u.u.Spec.ID == id {
+			u.u.Status.ClientLockouts = nil
+			return services.ToModel(u.u), nil
+		}
+	}
+	return models.User{}, &services.Error{Kind: services.KindNotFound, Message: "no user with id " + id}
+}
+
 // fakeResources keeps objects in memory and records patches.
 type fakeResources struct {
 	mu      sync.Mutex

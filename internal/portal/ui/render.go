@@ -138,11 +138,9 @@ func describe(ctx context.Context, err error) problem {
 		}
 	case errors.As(err, &st):
 		s := st.Status()
-		p.Status, p.Message = int(s.Code), s.Message
-		if s.Details != nil {
-			for _, cause := range s.Details.Causes {
-				add(cause.Field, cause.Message)
-			}
+		p.Status, p.Message = int(s.Code), services.StatusMessage(s)
+		for _, f := range services.FieldErrors(s) {
+			add(f.Field, f.Message)
 		}
 	case errors.Is(err, context.DeadlineExceeded):
 		p.Status, p.Message = http.StatusGatewayTimeout, "The cluster did not answer in time."
@@ -154,6 +152,13 @@ func describe(ctx context.Context, err error) problem {
 		p.Status = http.StatusInternalServerError
 	}
 	return p
+}
+
+// badPath answers 400 to a path whose namespace or name is no valid DNS name, as the
+// API does, before anything asks the cluster about it.
+func (u *UI) badPath(c *gin.Context, param, value string, _ []string) {
+	what := map[string]string{"ns": "namespace", "name": "name"}[param]
+	u.render(c, http.StatusBadRequest, "error", page{Title: "Bad request", Error: fmt.Sprintf("%q is not a valid %s.", value, what)})
 }
 
 // fail renders the error page for err.

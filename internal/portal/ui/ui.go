@@ -36,6 +36,7 @@ type Accounts interface {
 	LogoutAll(ctx context.Context, caller *services.Caller) error
 	List(ctx context.Context, caller *services.Caller) (models.UserList, error)
 	Update(ctx context.Context, caller *services.Caller, id string, req models.UpdateUserRequest) (models.User, error)
+	Unlock(ctx context.Context, caller *services.Caller, id string) (models.User, error)
 }
 
 // Resources is what the UI needs of the resources service (services.Resources).
@@ -116,7 +117,8 @@ func Register(r *gin.Engine, o Options) error {
 	g.GET("/register", u.csrfCookie, u.registerPage)
 	g.POST("/register", perIP, u.csrfCookie, u.checkCSRF, u.register)
 
-	a := g.Group("", u.session, u.rateLimit(o.UserLimit, "user", byUser), u.csrfCookie, u.checkCSRF)
+	a := g.Group("", u.session, u.rateLimit(o.UserLimit, "user", byUser), u.csrfCookie, u.checkCSRF,
+		middleware.PathParams(u.badPath))
 	a.POST("/logout", u.logout)
 	a.GET("/", u.home)
 	a.GET("/account", u.accountPage)
@@ -125,6 +127,7 @@ func Register(r *gin.Engine, o Options) error {
 	a.POST("/account/logout-all", u.logoutAll)
 	a.GET("/users", u.usersPage)
 	a.POST("/users/:id", u.updateUser)
+	a.POST("/users/:id/unlock", u.unlockUser)
 
 	a.GET("/ns/:ns", u.namespacePage)
 	a.GET("/ns/:ns/:kind/new", u.newPage)

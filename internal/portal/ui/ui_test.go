@@ -445,7 +445,9 @@ func TestNamespacePageShowsStatusAndEscapesHostileText(t *testing.T) {
 		"Endpoint:</span> orders.team-a.svc:5432", "Credentials Secret:</span> orders-credentials",
 		"Last success:</span>", "Next scheduled run:</span>", `data-poll="3000"`, `data-live="/ui/ns/team-a"`,
 		`id="new-apps"`, "Scale", "Pause web", "Delete web", "Run backup nightly now", `href="/ui/ns/team-a/apps/web/edit"`)
-	wantNotIn(t, a.body, "namespace page", hostile, "<script>alert", "<img src=x", "TRUE-CONDITION-HIDDEN", "password")
+	wantNotIn(t, a.body, "namespace page", hostile, "<script>alert", "<img src=x", "password")
+	// A rollout under way is no alarm: shown, but not as unhealthy.
+	wantIn(t, a.body, "a rollout under way", `<li class="condition pending"><strong>Progressing</strong> is True (Fine): TRUE-CONDITION`)
 	// The hostile name is escaped in text and in URLs.
 	wantIn(t, a.body, "hostile name", "&lt;script&gt;alert(1)&lt;/script&gt;", "/ui/ns/team-a/apps/%3cscript%3ealert%281%29%3c/script%3e")
 }

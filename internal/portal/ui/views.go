@@ -10,7 +10,6 @@ import (
 
 	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/mooringhq/mooring/internal/engine"
@@ -19,9 +18,11 @@ import (
 // eventsPerObject is how many of an object's latest events its row shows.
 const eventsPerObject = 3
 
-// condition is a condition that is not True.
+// condition is one condition of an object, with how it reads (conditionHealth).
 type condition struct {
 	Type, Status, Reason, Message string
+	// Health is healthy, unhealthy or pending.
+	Health string
 }
 
 // event is one event of an object.
@@ -142,13 +143,11 @@ func makeRow(k *kindSpec, obj *unstructured.Unstructured, events map[string][]ev
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
 		status, _ := m["status"].(string)
-		if status == string(metav1.ConditionTrue) {
-			continue
-		}
 		t, _ := m["type"].(string)
 		reason, _ := m["reason"].(string)
 		msg, _ := m["message"].(string)
-		r.Conditions = append(r.Conditions, condition{Type: t, Status: status, Reason: reason, Message: msg})
+		r.Conditions = append(r.Conditions, condition{Type: t, Status: status, Reason: reason, Message: msg,
+			Health: conditionHealth(t, status, reason)})
 	}
 	switch k.Resource {
 	case "databaseclusters":

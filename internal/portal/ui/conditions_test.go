@@ -1,0 +1,65 @@
+package ui
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+)
+
+// TestConditionsShowTheirHealth: each condition is shown by its polarity: a finished
+// rollout (Progressing=False, RolloutComplete) and Ready=True are healthy, a contested
+// field (Contested=True) and Ready=False are not.
+func TestConditionsShowTheirHealth(t *testing.T) {
+	h := newHarness(t)
+	h.res.put("team-a", "apps", map[string]any{
+		"metadata": map[string]any{"name": "calm", "resourceVersion": "3"},
+		"spec":     map[string]any{"image": "nginx:1.27", "replicas": int64(1)},
+		"status": map[string]any{"phase": "Running", "conditions": []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "Available", "message": "1 of 1 available"},
+			map[string]any{"type": "Progressing", "status": "False", "reason": "RolloutComplete", "message": "All pods run the current spec."},
+		}},
+	})
+	h.res.put("team-a", "apps", map[string]any{
+		"metadata": map[string]any{"name": "fight", "resourceVersion": "4"},
+		"spec":     map[string]any{"image": "nginx:1.27", "replicas": int64(1)},
+		"status": map[string]any{"phase": "NotReady", "conditions": []any{
+			map[string]any{"type": "Ready", "status": "False", "reason": "Rollout", "message": "0 of 1 available"},
+			map[string]any{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded", "message": "stuck"},
+			map[string]any{"type": "Contested", "status": "True", "reason": "OtherWriter", "message": "spec.replicas by kubectl"},
+		}},
+	})
+	a := h.as("dev").get(Prefix + "/ns/team-a")
+	wantStatus(t, a, http.StatusOK, "namespace page")
+	wantIn(t, a.body, "healthy conditions",
+		`<li class="condition healthy"><strong>Progressing</strong> is False (RolloutComplete)`,
+		`<li class="condition healthy"><strong>Ready</strong> is True (Available)`)
+	wantIn(t, a.body, "unhealthy conditions",
+		`<li class="condition unhealthy"><strong>Ready</strong> is False (Rollout)`,
+		`<li class="condition unhealthy"><strong>Progressing</strong> is False (ProgressDeadlineExceeded)`,
+		`<li class="condition unhealthy"><strong>Contested</strong> is True (OtherWriter)`)
+}
+
+// TestAdminUnlocksAUser: a user some client is locked out of is marked on the users
+// page, and an admin's Unlock lifts every lock.
+func TestAdminUnlocksAUser(t *testing.T) {
+	h := newHarness(t)
+	until := metav1.NewTime(time.Now().Add(time.Hour))
+	h.acc.users["dev"].u.Status.ClientLockouts = []portalv1alpha1.ClientLockout{{Client: "x", FailedLogins: 5, LockedUntil: &until}}
+	adm := h.as("admin")
+	a := adm.get(Prefix + "/users")
+	wantStatus(t, a, http.StatusOK, "users page")
+	wantIn(t, a.body, "a locked user", `<span class="tag locked">locked</span>`, `action="/ui/users/id-dev/unlock"`, "Unlock dev")
+	wantNotIn(t, a.body, "users that are not locked", `action="/ui/users/id-nobody/unlock"`)
+	a = h.as("auditor").post(Prefix+"/users/id-dev/unlock", url.Values{})
+	wantStatus(t, a, http.StatusForbidden, "an auditor unlocking")
+	a = adm.post(Prefix+"/users/id-dev/unlock", url.Values{})
+	wantStatus(t, a, http.StatusSeeOther, "unlock")
+	a = adm.get(Prefix + "/users?notice=unlocked")
+	wantNotIn(t, a.body, "after the unlock", `action="/ui/users/id-dev/unlock"`)
+	wantIn(t, a.body, "after the unlock", "every client may log in again")
+}
