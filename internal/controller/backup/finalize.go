@@ -266,5 +266,5 @@ func release(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (bool, ctr
 
 // deleteJob deletes job, and its pods with it, unless it is already gone or replaced.
 func deleteJob(ctx context.Context, s *engine.Scope[*mooringv1.Backup], job *batchv1.Job) error {
-	return engine.DeleteExact(ctx, s.Client, job)
+	return s.DeleteExact(ctx, job, "")
 }

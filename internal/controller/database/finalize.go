@@ -272,7 +272,7 @@ func release(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bo
 
 // deleteJob deletes job, and its pods with it, unless it is already gone or replaced.
 func deleteJob(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], job *batchv1.Job) error {
-	return engine.DeleteExact(ctx, s.Client, job)
+	return s.DeleteExact(ctx, job, "")
 }
 
 // PrimaryClaimName is the primary's data PVC, made by the StatefulSet from its claim
