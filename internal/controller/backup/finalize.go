@@ -15,6 +15,7 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/jobstatus"
 )
 
 // CleanupFinalizer keeps a Backup with cleanupPolicy Delete until its dumps are removed.
@@ -78,11 +79,10 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 		// Left by an earlier Backup of the same name (its finalizer was removed by hand):
 		// its outcome says nothing about this Backup's dumps. Its deletion brings the
 		// Backup back through the Job watch.
-		return false, ctrl.Result{}, deleteJob(ctx, s, job)
+		return false, ctrl.Result{}, s.DeleteExact(ctx, job, "")
 	}
-	finished, failed := jobOutcome(job)
-	switch {
-	case finished && !failed:
+	switch engine.JobPhase(job).Phase {
+	case jobstatus.Succeeded:
 		// Recorded in status now, acted on by the next reconcile (finishCleanup). Mooring's
 		// volume goes only when the cleanup reported nothing else left in it.
 		if claim != nil {
@@ -103,7 +103,7 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 		s.Event(corev1.EventTypeNormal, ReasonCleanedUp, "Finalize", msg)
 		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp, msg)
 		return false, engine.RequeueAfter(outcomeRecorded), nil
-	case failed:
+	case jobstatus.Failed:
 		msg := fmt.Sprintf("Cleanup Job %s failed; the Backup is kept with its dumps. Delete the Job to try again, "+
 			"or set spec.cleanupPolicy to Retain to keep the dumps and let the Backup go.", job.Name)
 		if !engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanupFailed) {
@@ -199,8 +199,8 @@ const outcomeRecorded = time.Second
 // the volume's reclaim policy keeps the data after the claim is deleted.
 func finishCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Backup], claim *corev1.PersistentVolumeClaim) (bool, ctrl.Result, error) {
 	if claim != nil {
-		if err := s.Client.Delete(ctx, claim); client.IgnoreNotFound(err) != nil {
-			return false, ctrl.Result{}, fmt.Errorf("delete PVC %s: %w", claim.Name, err)
+		if err := s.DeleteExact(ctx, claim, ""); err != nil {
+			return false, ctrl.Result{}, err
 		}
 	}
 	return release(ctx, s)
@@ -208,16 +208,7 @@ func finishCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Backup], clai
 
 // cleanupJob returns the Backup's cleanup Job from the cache, nil when there is none.
 func cleanupJob(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (*batchv1.Job, error) {
-	b := s.Object
-	job := &batchv1.Job{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: CleanupJobName(b)}, job)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get Job %s: %w", CleanupJobName(b), err)
-	}
-	return job, nil
+	return s.Job(ctx, CleanupJobName(s.Object))
 }
 
 // isCleanupJobOf reports whether job was made for this Backup (not for an earlier one of
@@ -232,23 +223,22 @@ func isCleanupJobOf(job *batchv1.Job, b *mooringv1.Backup) bool {
 // the Backup back.
 func (h Handler) startCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (created bool, err error) {
 	job := CleanupJob(s.Object)
-	err = s.Client.Create(ctx, job, client.FieldOwner(engine.FieldOwner))
-	if apierrors.IsAlreadyExists(err) {
-		// One the cache cannot see (no Mooring labels) would never bring the Backup back.
-		live := &metav1.PartialObjectMetadata{}
-		live.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
-		if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		if live.Labels[engine.InstanceLabel] != s.Object.Name || live.Labels[engine.ComponentLabel] != Component {
-			return false, fmt.Errorf("job %s exists and was not created by Mooring for this Backup; delete it so the dumps can be cleaned up", job.Name)
-		}
-		return false, nil
+	// Finalize reports the start, in an event and the Ready condition.
+	created, err = s.CreateOnce(ctx, job, engine.Unowned(), engine.Silent())
+	if err != nil || created {
+		return created, err
 	}
-	if err != nil {
-		return false, fmt.Errorf("create Job %s: %w", job.Name, err)
+	// It exists. One the cache cannot see (no Mooring labels) would never bring the
+	// Backup back.
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+	if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
+		return false, client.IgnoreNotFound(err)
 	}
-	return true, nil
+	if live.Labels[engine.InstanceLabel] != s.Object.Name || live.Labels[engine.ComponentLabel] != Component {
+		return false, fmt.Errorf("job %s exists and was not created by Mooring for this Backup; delete it so the dumps can be cleaned up", job.Name)
+	}
+	return false, nil
 }
 
 // release lets the Backup go, and its cleanup Job with it if one was started: nothing else
@@ -256,15 +246,10 @@ func (h Handler) startCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Ba
 func release(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (bool, ctrl.Result, error) {
 	job, err := cleanupJob(ctx, s)
 	if err == nil && job != nil && isCleanupJobOf(job, s.Object) {
-		err = deleteJob(ctx, s, job)
+		err = s.DeleteExact(ctx, job, "")
 	}
 	if err != nil {
 		return false, ctrl.Result{}, err
 	}
 	return true, ctrl.Result{}, nil
-}
-
-// deleteJob deletes job, and its pods with it, unless it is already gone or replaced.
-func deleteJob(ctx context.Context, s *engine.Scope[*mooringv1.Backup], job *batchv1.Job) error {
-	return s.DeleteExact(ctx, job, "")
 }
