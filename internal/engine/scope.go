@@ -30,7 +30,8 @@ type Scope[T Object] struct {
 	// the reconcile ends.
 	Object T
 	// Client reads from the cache (only Mooring's own children are cached) and writes to
-	// the API server. Prefer Apply and Delete to calling it directly.
+	// the API server. Write through Apply, Delete, CreateOnce, Patch and DeleteExact
+	// rather than with it, so that every write is counted, tracked and reported.
 	Client client.Client
 	// Log carries the object's name and namespace.
 	Log logr.Logger

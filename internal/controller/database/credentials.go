@@ -232,6 +232,11 @@ func (h Handler) fingerprints(ctx context.Context, s *engine.Scope[*v1beta1.Data
 // Nothing is guessed: a superuser password that changed (Mooring could no longer log in,
 // or would log in with a password the database does not have) stops the sync with a
 // condition and an event until it is put back.
+//
+// The checks run in order, and the first that ends the run sets CredentialsSynced: the
+// superuser password is the database's; no Job for older credentials runs; the database
+// has the Secret's credentials already; they are not the superuser's; a Job gives them
+// to the database; its outcome.
 func (h Handler) syncCredentials(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], sts *appsv1.StatefulSet) error {
 	c := &credentialsSync{h: h, s: s, db: s.Object, sts: sts}
 	_, err := engine.RunSteps(ctx, c.read, c.adminPasswordKept, c.staleJobsGone, c.inSync, c.notSuperuser, c.jobStarted, c.jobOutcome)

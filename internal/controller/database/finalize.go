@@ -169,7 +169,8 @@ func (Handler) Finalizer(db *v1beta1.DatabaseCluster) string {
 // the cluster go only once the Job has succeeded or the skip annotation says to go
 // without one. A cluster whose primary has no data volume (it never started, or the PVC
 // was deleted) has nothing to snapshot and goes at once, with a Warning event. Every wait
-// is reported in status and events.
+// is reported in status and events. The checks run in order; the first that ends the run
+// decides whether the cluster goes now or what it waits for.
 func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, ctrl.Result, error) {
 	s.Object.Status.Phase = v1beta1.DatabaseDeleting
 	f := &finalSnapshot{h: h, s: s, db: s.Object}
