@@ -6,11 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -19,8 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mooringhq/mooring/internal/dump/dumptest"
-	"github.com/mooringhq/mooring/internal/localcluster"
+	"github.com/mooringhq/mooring/internal/testutil/dbserver"
 )
 
 // The scripts run for real here, against a PostgreSQL server the test starts, so that the
@@ -31,10 +28,10 @@ const testPassword = "s3cret-Pa55word"
 var dumpName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z\.sql\.gz$`)
 
 func TestBackupScriptAgainstPostgreSQL(t *testing.T) {
-	pg := startPostgreSQL(t)
-	pg.psql(t, "postgres", `CREATE ROLE app LOGIN PASSWORD '`+testPassword+`'`)
-	pg.psql(t, "postgres", `CREATE DATABASE shop OWNER app`)
-	pg.psql(t, "shop", `SET ROLE app; CREATE TABLE orders (id int PRIMARY KEY, item text);
+	pg := dbserver.StartPostgreSQL(t, "superuser-pw")
+	pg.Psql(t, "postgres", `CREATE ROLE app LOGIN PASSWORD '`+testPassword+`'`)
+	pg.Psql(t, "postgres", `CREATE DATABASE shop OWNER app`)
+	pg.Psql(t, "shop", `SET ROLE app; CREATE TABLE orders (id int PRIMARY KEY, item text);
 		INSERT INTO orders VALUES (1, 'anchor-chain'), (2, 'bollard')`)
 
 	dir := filepath.Join(t.TempDir(), "volume", "backups")
@@ -49,11 +46,11 @@ func TestBackupScriptAgainstPostgreSQL(t *testing.T) {
 		}
 	}
 	env := []string{
-		"DB_ENGINE=postgresql", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(pg.port), "DB_USER=app",
+		"DB_ENGINE=postgresql", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(pg.Port), "DB_USER=app",
 		"DB_NAME=shop", "PGPASSWORD=" + testPassword, "BACKUP_DIR=" + dir, "KEEP_LAST=2",
 	}
 
-	out := runScript(t, BackupScript, pg.binDir, env)
+	out := runScript(t, BackupScript, pg.BinDir, env)
 	first := newDumps(t, dir, nil)
 	if len(first) != 1 {
 		t.Fatalf("want one new dump, got %v; output:\n%s", first, out)
@@ -68,7 +65,7 @@ func TestBackupScriptAgainstPostgreSQL(t *testing.T) {
 
 	// A second dump, likely in the same second: it must get a name of its own, and the
 	// retention keeps exactly the two newest dumps of the schedule.
-	out = runScript(t, BackupScript, pg.binDir, env)
+	out = runScript(t, BackupScript, pg.BinDir, env)
 	second := newDumps(t, dir, first)
 	if len(second) != 1 || second[0] <= first[0] {
 		t.Fatalf("second run: new dumps %v after %v; output:\n%s", second, first, out)
@@ -80,7 +77,7 @@ func TestBackupScriptAgainstPostgreSQL(t *testing.T) {
 
 	// A final snapshot: prefixed, never pruned, nothing else pruned either.
 	snapEnv := append(env[:len(env)-1:len(env)-1], "KEEP_LAST=0", "DUMP_PREFIX=final-snapshot-shop-")
-	runScript(t, BackupScript, pg.binDir, snapEnv)
+	runScript(t, BackupScript, pg.BinDir, snapEnv)
 	snaps := 0
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
@@ -98,7 +95,7 @@ func TestBackupScriptAgainstPostgreSQL(t *testing.T) {
 	// A failing dump (wrong password) fails the Job, leaves no file behind, prunes nothing.
 	before := listDir(t, dir)
 	bad := append(env[:len(env):len(env)], "PGPASSWORD=wrong")
-	cmd := scriptCommand(BackupScript, pg.binDir, bad)
+	cmd := scriptCommand(BackupScript, pg.BinDir, bad)
 	if out, err := cmd.CombinedOutput(); err == nil {
 		t.Fatalf("the script succeeded with a wrong password:\n%s", out)
 	} else if !strings.Contains(string(out), "failed") || strings.Contains(string(out), "wrong") {
@@ -109,131 +106,16 @@ func TestBackupScriptAgainstPostgreSQL(t *testing.T) {
 	}
 
 	// Cleanup removes every dump, final snapshots included, and nothing else.
-	runScript(t, CleanupScript, pg.binDir, []string{"BACKUP_DIR=" + dir})
+	runScript(t, CleanupScript, pg.BinDir, []string{"BACKUP_DIR=" + dir})
 	assertFiles(t, dir, []string{"README.txt"})
 	if err := os.Remove(filepath.Join(dir, "README.txt")); err != nil {
 		t.Fatal(err)
 	}
-	runScript(t, BackupScript, pg.binDir, env)
-	runScript(t, CleanupScript, pg.binDir, []string{"BACKUP_DIR=" + dir})
+	runScript(t, BackupScript, pg.BinDir, env)
+	runScript(t, CleanupScript, pg.BinDir, []string{"BACKUP_DIR=" + dir})
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("cleanup left the emptied directory %s: %v", dir, err)
 	}
-}
-
-// postgres is a throwaway PostgreSQL server on a free local port.
-type postgres struct {
-	binDir, dataDir, socketDir string
-	port                       int
-	runAs                      []string // runuser prefix when the test runs as root
-}
-
-// startPostgreSQL initialises and starts a server owned by the test. initdb refuses to run
-// as root, so as root the server runs as the "postgres" OS user the package creates.
-func startPostgreSQL(t *testing.T) *postgres {
-	t.Helper()
-	binDir := findPostgreSQL()
-	if binDir == "" {
-		t.Fatal("no PostgreSQL server binaries (initdb, postgres, pg_ctl) in /usr/lib/postgresql/*/bin or on PATH: " +
-			"install Debian's postgresql package (apt-get install -y postgresql); .ci/run does this in CI")
-	}
-	port, err := localcluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pg := &postgres{binDir: binDir, port: port}
-	root, err := os.MkdirTemp("", "mooring-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(root) })
-	pg.dataDir, pg.socketDir = filepath.Join(root, "data"), filepath.Join(root, "run")
-	if err := os.Mkdir(pg.socketDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			t.Fatalf("running as root, the server needs the postgres OS user (from Debian's postgresql package): %v", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		for _, d := range []string{root, pg.socketDir} {
-			if err := os.Chown(d, uid, gid); err != nil {
-				t.Fatal(err)
-			}
-		}
-		pg.runAs = []string{"runuser", "-u", "postgres", "--"}
-	}
-	pwfile := filepath.Join(root, "pw")
-	if err := os.WriteFile(pwfile, []byte("superuser-pw\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Local socket connections (the test's own psql) are trusted; TCP needs a password,
-	// which is what the script is given.
-	pg.run(t, filepath.Join(binDir, "initdb"), "--pgdata", pg.dataDir, "--username", "postgres", "--pwfile", pwfile,
-		"--auth-local", "trust", "--auth-host", "scram-sha-256", "--no-sync", "--encoding", "UTF8")
-	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off", pg.port, pg.socketDir)
-	pg.run(t, filepath.Join(binDir, "pg_ctl"), "start", "--wait", "--timeout", "60", "--pgdata", pg.dataDir,
-		"--log", filepath.Join(root, "server.log"), "-o", opts)
-	t.Cleanup(func() {
-		cmd := pg.command(filepath.Join(binDir, "pg_ctl"), "stop", "--mode", "immediate", "--pgdata", pg.dataDir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Logf("stop PostgreSQL: %v\n%s", err, out)
-		}
-	})
-	return pg
-}
-
-func (pg *postgres) command(name string, args ...string) *exec.Cmd {
-	full := append(append(append([]string{}, pg.runAs...), name), args...)
-	cmd := exec.Command(full[0], full[1:]...)
-	cmd.Dir = os.TempDir() // the postgres user may not read the test's working directory
-	return cmd
-}
-
-func (pg *postgres) run(t *testing.T, name string, args ...string) {
-	t.Helper()
-	if out, err := pg.command(name, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", filepath.Base(name), args, err, out)
-	}
-}
-
-// psql runs SQL as the superuser over the server's Unix socket.
-func (pg *postgres) psql(t *testing.T, db, sql string) {
-	t.Helper()
-	pg.run(t, filepath.Join(pg.binDir, "psql"), "--no-psqlrc", "--set", "ON_ERROR_STOP=1", "--host", pg.socketDir,
-		"--port", strconv.Itoa(pg.port), "--username", "postgres", "--dbname", db, "--command", sql)
-}
-
-// findPostgreSQL returns the newest /usr/lib/postgresql/<major>/bin with a server, or
-// the directory of initdb on PATH.
-func findPostgreSQL() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return major(dirs[i]) > major(dirs[j]) })
-	for _, d := range dirs {
-		if hasServer(d) {
-			return d
-		}
-	}
-	if p, err := exec.LookPath("initdb"); err == nil && hasServer(filepath.Dir(p)) {
-		return filepath.Dir(p)
-	}
-	return ""
-}
-
-func major(binDir string) int {
-	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
-	return n
-}
-
-func hasServer(dir string) bool {
-	for _, b := range []string{"initdb", "postgres", "pg_ctl", "pg_dump", "psql"} {
-		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // scriptCommand runs a script the way the Job does, sh -c with only the given environment
@@ -478,19 +360,6 @@ func TestCleanupReportsWhatItLeaves(t *testing.T) {
 	}
 }
 
-// query runs SQL as the superuser over the server's Unix socket and returns the rows it
-// printed, unaligned, one a line.
-func (pg *postgres) query(t *testing.T, db, sql string) string {
-	t.Helper()
-	out, err := pg.command(filepath.Join(pg.binDir, "psql"), "--no-psqlrc", "--set", "ON_ERROR_STOP=1", "--host", pg.socketDir,
-		"--port", strconv.Itoa(pg.port), "--username", "postgres", "--dbname", db, "--tuples-only", "--no-align",
-		"--command", sql).Output()
-	if err != nil {
-		t.Fatalf("psql %q: %v", sql, err)
-	}
-	return string(out)
-}
-
 // restoreResult is one run of the restore script: its output, exit status and report.
 type restoreResult struct {
 	out    string
@@ -561,21 +430,21 @@ func writeGzip(t *testing.T, dir, name, text string) string {
 // database, gives the same rows; a restore that cannot load changes nothing and says why
 // in one line.
 func TestRestoreScriptAgainstPostgreSQL(t *testing.T) {
-	pg := startPostgreSQL(t)
-	pg.psql(t, "postgres", `CREATE ROLE app LOGIN PASSWORD '`+testPassword+`'`)
-	pg.psql(t, "postgres", `CREATE DATABASE shop OWNER app`)
-	pg.psql(t, "shop", `SET ROLE app;
+	pg := dbserver.StartPostgreSQL(t, "superuser-pw")
+	pg.Psql(t, "postgres", `CREATE ROLE app LOGIN PASSWORD '`+testPassword+`'`)
+	pg.Psql(t, "postgres", `CREATE DATABASE shop OWNER app`)
+	pg.Psql(t, "shop", `SET ROLE app;
 		CREATE TABLE orders (id int PRIMARY KEY, item text, note text, placed timestamptz, data bytea);
 		INSERT INTO orders VALUES (1, 'anchor-chain', E'it''s "quoted"\\\\ and\nmulti-line', '2025-01-01 03:00:00+00', '\x00ff10'),
 			(2, 'bollard', NULL, '2025-02-01 12:30:00+00', NULL), (3, 'Ankerkette ⚓', '', NULL, '\x');
 		CREATE VIEW big_orders AS SELECT id, item FROM orders WHERE id > 1;
 		CREATE FUNCTION order_count() RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM orders';`)
 	const rows = `SELECT id, item, coalesce(note, '<null>'), placed, encode(data, 'hex') FROM orders ORDER BY id`
-	before := pg.query(t, "shop", rows) + pg.query(t, "shop", `SELECT order_count(), (SELECT count(*) FROM big_orders)`)
+	before := pg.Query(t, "shop", rows) + pg.Query(t, "shop", `SELECT order_count(), (SELECT count(*) FROM big_orders)`)
 
 	dir := filepath.Join(t.TempDir(), "backups")
-	runScript(t, BackupScript, pg.binDir, []string{
-		"DB_ENGINE=postgresql", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(pg.port), "DB_USER=app",
+	runScript(t, BackupScript, pg.BinDir, []string{
+		"DB_ENGINE=postgresql", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(pg.Port), "DB_USER=app",
 		"DB_NAME=shop", "PGPASSWORD=" + testPassword, "BACKUP_DIR=" + dir, "KEEP_LAST=0", "DUMP_OWNER=nightly",
 	})
 	dumps := listDir(t, dir)
@@ -585,49 +454,49 @@ func TestRestoreScriptAgainstPostgreSQL(t *testing.T) {
 	file := filepath.Join(dir, dumps[0])
 
 	// The database as a new cluster has it: there, and empty.
-	pg.psql(t, "postgres", `DROP DATABASE shop`)
-	pg.psql(t, "postgres", `CREATE DATABASE shop OWNER app`)
+	pg.Psql(t, "postgres", `DROP DATABASE shop`)
+	pg.Psql(t, "postgres", `CREATE DATABASE shop OWNER app`)
 	env := []string{
-		"DB_ENGINE=postgresql", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(pg.port), "DB_USER=postgres",
+		"DB_ENGINE=postgresql", "DB_HOST=127.0.0.1", "DB_PORT=" + strconv.Itoa(pg.Port), "DB_USER=postgres",
 		"PGPASSWORD=superuser-pw", "DB_NAME=shop", "RESTORE_FILE=" + file,
 	}
-	r := runRestore(t, pg.binDir, env)
-	want := "restore: restored " + file + " sha256=" + sha256File(t, file) + " into postgresql at 127.0.0.1:" + strconv.Itoa(pg.port) + ", database shop\n"
+	r := runRestore(t, pg.BinDir, env)
+	want := "restore: restored " + file + " sha256=" + sha256File(t, file) + " into postgresql at 127.0.0.1:" + strconv.Itoa(pg.Port) + ", database shop\n"
 	if r.code != 0 || r.out != want || r.report != want {
 		t.Fatalf("restore: exit status %d, output %q, report %q; want %q", r.code, r.out, r.report, want)
 	}
-	if after := pg.query(t, "shop", rows) + pg.query(t, "shop", `SELECT order_count(), (SELECT count(*) FROM big_orders)`); after != before {
+	if after := pg.Query(t, "shop", rows) + pg.Query(t, "shop", `SELECT order_count(), (SELECT count(*) FROM big_orders)`); after != before {
 		t.Errorf("restored rows differ:\n got  %q\n want %q", after, before)
 	}
-	if owner := pg.query(t, "shop", `SELECT tableowner FROM pg_tables WHERE tablename = 'orders'`); owner != "app\n" {
+	if owner := pg.Query(t, "shop", `SELECT tableowner FROM pg_tables WHERE tablename = 'orders'`); owner != "app\n" {
 		t.Errorf("restored table owned by %q, want app", owner)
 	}
 
 	// Again, into the database that has the tables now: refused, in one transaction, so
 	// nothing changed (the row added since stays, nothing is doubled).
-	pg.psql(t, "shop", `INSERT INTO orders (id, item) VALUES (4, 'added after the restore')`)
-	again := pg.query(t, "shop", rows)
-	runRestore(t, pg.binDir, env).expectFailure(t, RestoreSQLError, "SQL error", file)
-	if got := pg.query(t, "shop", rows); got != again {
+	pg.Psql(t, "shop", `INSERT INTO orders (id, item) VALUES (4, 'added after the restore')`)
+	again := pg.Query(t, "shop", rows)
+	runRestore(t, pg.BinDir, env).expectFailure(t, RestoreSQLError, "SQL error", file)
+	if got := pg.Query(t, "shop", rows); got != again {
 		t.Errorf("a failed restore changed the database:\n got  %q\n want %q", got, again)
 	}
 
 	// A wrong superuser password, a server that is not there.
 	bad := append(env[:len(env):len(env)], "PGPASSWORD=wrong-pw")
-	r = runRestore(t, pg.binDir, bad)
+	r = runRestore(t, pg.BinDir, bad)
 	r.expectFailure(t, RestoreCannotConnect, "cannot connect", file)
 	noServer := append(env[:len(env):len(env)], "DB_PORT=1")
-	runRestore(t, pg.binDir, noServer).expectFailure(t, RestoreCannotConnect, "cannot connect", file)
+	runRestore(t, pg.BinDir, noServer).expectFailure(t, RestoreCannotConnect, "cannot connect", file)
 
 	// No file, a file that is not gzip, a gzip cut short, a directory.
 	missing := filepath.Join(dir, "nightly-20200101T000000Z.sql.gz")
-	runRestore(t, pg.binDir, append(env[:len(env):len(env)], "RESTORE_FILE="+missing)).expectFailure(t, RestoreFileMissing, "file missing", missing)
-	runRestore(t, pg.binDir, append(env[:len(env):len(env)], "RESTORE_FILE="+dir)).expectFailure(t, RestoreFileMissing, "file missing", dir)
+	runRestore(t, pg.BinDir, append(env[:len(env):len(env)], "RESTORE_FILE="+missing)).expectFailure(t, RestoreFileMissing, "file missing", missing)
+	runRestore(t, pg.BinDir, append(env[:len(env):len(env)], "RESTORE_FILE="+dir)).expectFailure(t, RestoreFileMissing, "file missing", dir)
 	plain := filepath.Join(dir, "plain.sql.gz")
 	if err := os.WriteFile(plain, []byte("CREATE TABLE x (id int);\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runRestore(t, pg.binDir, append(env[:len(env):len(env)], "RESTORE_FILE="+plain)).expectFailure(t, RestoreNotGzip, "not gzip", plain)
+	runRestore(t, pg.BinDir, append(env[:len(env):len(env)], "RESTORE_FILE="+plain)).expectFailure(t, RestoreNotGzip, "not gzip", plain)
 	whole, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -636,9 +505,9 @@ func TestRestoreScriptAgainstPostgreSQL(t *testing.T) {
 	if err := os.WriteFile(cut, whole[:len(whole)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runRestore(t, pg.binDir, append(env[:len(env):len(env)], "RESTORE_FILE="+cut)).expectFailure(t, RestoreNotGzip, "not gzip", cut)
+	runRestore(t, pg.BinDir, append(env[:len(env):len(env)], "RESTORE_FILE="+cut)).expectFailure(t, RestoreNotGzip, "not gzip", cut)
 	// An unknown engine is a misconfiguration.
-	runRestore(t, pg.binDir, append(env[:len(env):len(env)], "DB_ENGINE=oracle")).expectFailure(t, RestoreMisconfigured, "misconfigured", file)
+	runRestore(t, pg.BinDir, append(env[:len(env):len(env)], "DB_ENGINE=oracle")).expectFailure(t, RestoreMisconfigured, "misconfigured", file)
 
 	if strings.Contains(r.out, "wrong-pw") || strings.Contains(r.out, "superuser-pw") {
 		t.Errorf("the script printed a password:\n%s", r.out)
@@ -703,7 +572,7 @@ case "$*" in *"$MYSQL_PWD"*) echo "password on the command line" >&2; exit 3 ;; 
 // restore script with its mariadb client into a server that lost the database, gives
 // the same rows, routines and views.
 func TestRestoreScriptAgainstMariaDB(t *testing.T) {
-	m := dumptest.StartMariaDB(t, "root-Pa55word")
+	m := dbserver.StartMariaDB(t, "root-Pa55word")
 	m.Exec(t, `CREATE USER 'app'@'%' IDENTIFIED BY '`+testPassword+`';
 		CREATE DATABASE shop; GRANT ALL ON shop.* TO 'app'@'%';
 		CREATE TABLE shop.orders (id int PRIMARY KEY, item varchar(100), note text, placed datetime, data varbinary(16)) CHARSET utf8mb4;

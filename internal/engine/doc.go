@@ -11,4 +11,11 @@
 // (docs/performance.md). A field another writer keeps changing is restored with backoff
 // and reported once per backoff window, in an event and the Contested condition
 // (contested.go, docs/contested-fields.md).
+//
+// What a kind writes beyond its applied children goes through the scope too: CreateOnce
+// for what is generated once (a Secret with a random password, a one-shot Job, whose
+// outcome JobPhase reads), Patch for a field of an object Mooring does not apply whole,
+// DeleteExact for a deletion of its own kind (writes.go). They are counted, tracked and
+// reported like Apply's writes. A flow with several ways out is an ordered list of steps
+// (RunSteps).
 package engine

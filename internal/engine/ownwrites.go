@@ -18,9 +18,14 @@ import (
 // wrote already saw the result (ReplicaSet's "expectations", keyed by resourceVersion).
 // Any other change of a child (status written by its controller, a hand edit, a deletion)
 // has another resourceVersion and queues the owner as before.
+//
+// Only the kinds whose watch consults it (Options.Owns and Options.Watches) are tracked:
+// an expectation nothing will ever take would wait for the TTL for nothing.
 type ownWrites struct {
 	mu      sync.Mutex
 	pending map[writeKey]ownWrite
+	// tracked are the kinds whose writes are remembered; nil tracks every kind.
+	tracked map[schema.GroupVersionKind]bool
 }
 
 type writeKey struct {
@@ -44,6 +49,15 @@ const maxPendingPerChild = 4
 const ownWriteTTL = 2 * time.Minute
 
 func newOwnWrites() *ownWrites { return &ownWrites{pending: map[writeKey]ownWrite{}} }
+
+// track makes w remember the writes of kind gvk (and, from the first call, of the kinds
+// tracked so only). It is called while the controller is set up, before any write.
+func (w *ownWrites) track(gvk schema.GroupVersionKind) {
+	if w.tracked == nil {
+		w.tracked = map[schema.GroupVersionKind]bool{}
+	}
+	w.tracked[gvk] = true
+}
 
 // expectCreate notes, before the create is sent, that obj is about to be created: the
 // watch event of a create may reach the informer before the create's response reaches
@@ -127,7 +141,7 @@ func (w *ownWrites) removeAt(k writeKey, e ownWrite, i int) {
 }
 
 func (w *ownWrites) add(gvk schema.GroupVersionKind, obj client.Object, resourceVersion string) {
-	if w == nil {
+	if w == nil || (w.tracked != nil && !w.tracked[gvk]) {
 		return
 	}
 	now := time.Now()

@@ -57,10 +57,24 @@ type Options struct {
 	// pruned from the moment a reconcile finds them served (Scope.Served); until then the
 	// manager runs without them.
 	Optional []client.Object
+	// Watches lists further kinds the handler writes outside Apply (CreateOnce, Patch,
+	// DeleteExact: one-shot Jobs, volumes), and how their events map to the reconciled
+	// object. Like those of Owns, the events of the reconcile's own writes queue nothing;
+	// unlike Owns, they are never pruned.
+	Watches []Watch
 	// OnDemand are watches started only when a reconcile asks for them (Scope.StartWatch).
 	OnDemand []OnDemandWatch
 	// MaxConcurrentReconciles is how many objects of the kind reconcile in parallel.
 	MaxConcurrentReconciles int
+}
+
+// Watch is a kind of Options.Watches.
+type Watch struct {
+	// Object is an empty object of the kind, e.g. &batchv1.Job{}.
+	Object client.Object
+	// Handler maps an event to the objects to reconcile; nil maps it to its controlling
+	// owner of the reconciled kind, as Owns does.
+	Handler ctrlhandler.EventHandler
 }
 
 // SetupWithManager creates the reconciler for handler's kind and registers it with mgr,
@@ -96,13 +110,24 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, opts.MaxConcurrentReconciles)})
 	owner := ctrlhandler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), handler.NewObject(), ctrlhandler.OnlyControllerOwner())
+	watches := make([]Watch, 0, len(opts.Owns)+len(opts.Watches))
 	for _, o := range opts.Owns {
-		ogvk, err := apiutil.GVKForObject(o, mgr.GetScheme())
-		if err != nil {
-			return fmt.Errorf("kind of %T: %w", o, err)
+		watches = append(watches, Watch{Object: o, Handler: owner})
+	}
+	for _, w := range opts.Watches {
+		if w.Handler == nil {
+			w.Handler = owner
 		}
+		watches = append(watches, w)
+	}
+	for _, w := range watches {
+		wgvk, err := apiutil.GVKForObject(w.Object, mgr.GetScheme())
+		if err != nil {
+			return fmt.Errorf("kind of %T: %w", w.Object, err)
+		}
+		r.writes.track(wgvk)
 		// Like Owns, but the events of the reconcile's own writes queue nothing.
-		b = b.Watches(o, &childHandler{gvk: ogvk, writes: r.writes, owner: owner})
+		b = b.Watches(w.Object, &childHandler{gvk: wgvk, writes: r.writes, owner: w.Handler})
 	}
 	for _, e := range extend {
 		e(b)

@@ -30,7 +30,8 @@ type Scope[T Object] struct {
 	// the reconcile ends.
 	Object T
 	// Client reads from the cache (only Mooring's own children are cached) and writes to
-	// the API server. Prefer Apply and Delete to calling it directly.
+	// the API server. Write through Apply, Delete, CreateOnce, Patch and DeleteExact
+	// rather than with it, so that every write is counted, tracked and reported.
 	Client client.Client
 	// Log carries the object's name and namespace.
 	Log logr.Logger
@@ -352,23 +353,6 @@ func (s *Scope[T]) Delete(ctx context.Context, obj client.Object) error {
 		return client.IgnoreNotFound(err)
 	}
 	return s.deleteChild(ctx, obj, gvk.Kind)
-}
-
-// DeleteExact deletes obj as it was read (a UID precondition), with its dependents in the
-// background. An object already being deleted, gone, or replaced by another of the same
-// name is not an error. It is for what a reconcile made without an owner reference (a
-// finalizer's Job, which a foreground deletion of its owner would otherwise take away), so
-// Delete's ownership check cannot apply.
-func DeleteExact(ctx context.Context, c client.Client, obj client.Object) error {
-	if obj.GetDeletionTimestamp() != nil {
-		return nil
-	}
-	err := c.Delete(ctx, obj, client.Preconditions{UID: ptrTo(obj.GetUID())},
-		client.PropagationPolicy(metav1.DeletePropagationBackground))
-	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("delete %s: %w", obj.GetName(), err)
-	}
-	return nil
 }
 
 func (s *Scope[T]) deleteChild(ctx context.Context, obj client.Object, kind string) error {

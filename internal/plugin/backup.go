@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -16,6 +15,7 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/dump"
+	"github.com/mooringhq/mooring/internal/jobstatus"
 )
 
 // backupOptions are the flags of `backup`.
@@ -100,7 +100,7 @@ func (bo *backupOptions) follow(ctx context.Context, c client.Client, b *mooring
 			return false, err
 		}
 		seen = true
-		finished, _ := jobResult(&j)
+		finished := jobstatus.Of(&j).Finished()
 		phase := "Pending"
 		if j.Status.Active > 0 || j.Status.StartTime != nil {
 			phase = "Running"
@@ -128,33 +128,10 @@ func (bo *backupOptions) follow(ctx context.Context, c client.Client, b *mooring
 		return fmt.Errorf("mooring started no Job %s within %s%s", name, bo.timeout, why)
 	}
 	took := time.Since(start).Round(time.Second)
-	if _, failure := jobResult(&j); failure != "" {
+	if failure := jobstatus.Of(&j).Failure(); failure != "" {
 		fmt.Fprintf(bo.Streams.Out, "Job %s: Failed after %s: %s\n", name, took, failure)
 		return fmt.Errorf("%w: Job %s: %s (kubectl logs -n %s job/%s)", errBackupFailed, name, failure, b.Namespace, name)
 	}
 	fmt.Fprintf(bo.Streams.Out, "Job %s: Complete after %s\n", name, took)
 	return nil
-}
-
-// jobResult says whether a Job finished and, when it failed, why.
-func jobResult(j *batchv1.Job) (finished bool, failure string) {
-	for _, c := range j.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return true, ""
-		case batchv1.JobFailed:
-			msg := c.Reason
-			if c.Message != "" {
-				msg += ": " + c.Message
-			}
-			if msg == "" {
-				msg = "failed"
-			}
-			return true, msg
-		}
-	}
-	return false, ""
 }

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/mooringhq/mooring/internal/jobstatus"
 )
 
 // The nodes of the built-in kinds Mooring's objects own. Each takes the object and
@@ -225,21 +227,15 @@ func disruptionBudgetNode(pdb *policyv1.PodDisruptionBudget) *Node {
 func jobNode(j *batchv1.Job) *Node {
 	n := &Node{Kind: "Job", Name: j.Name, Created: j.CreationTimestamp.Time,
 		Ready: ratio(j.Status.Succeeded, ptr.Deref(j.Spec.Completions, 1)), Status: "Running", State: StateNeutral}
-	if j.Status.Active == 0 && j.Status.StartTime == nil {
+	switch st := jobstatus.Of(j); st.Phase {
+	case jobstatus.Pending:
 		n.Status = "Pending"
-	}
-	for _, c := range j.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			n.Status, n.State = "Complete", StateOK
-		case batchv1.JobFailed:
-			n.Status, n.State = "Failed", StateError
-			n.Conditions = append(n.Conditions, Condition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
-				Since: c.LastTransitionTime.Time, Abnormal: true})
-		}
+	case jobstatus.Succeeded:
+		n.Status, n.State = "Complete", StateOK
+	case jobstatus.Failed:
+		n.Status, n.State = "Failed", StateError
+		n.Conditions = append(n.Conditions, Condition{Type: string(batchv1.JobFailed), Status: string(corev1.ConditionTrue),
+			Reason: st.Reason, Message: st.Message, Since: st.At.Time, Abnormal: true})
 	}
 	if j.Status.StartTime != nil && j.Status.CompletionTime != nil {
 		n.Details = append(n.Details, value("duration", j.Status.CompletionTime.Sub(j.Status.StartTime.Time).Round(time.Second).String()))

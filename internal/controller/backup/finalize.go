@@ -15,6 +15,7 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/jobstatus"
 )
 
 // CleanupFinalizer keeps a Backup with cleanupPolicy Delete until its dumps are removed.
@@ -33,81 +34,128 @@ func (Handler) Finalizer(b *mooringv1.Backup) string {
 // dumps, runs the cleanup Job, deletes the volume Mooring created once the Job has
 // succeeded (unless the Job reports files in it that are not the Backup's:
 // finalize_report.go), and only then lets the Backup go. Every wait is reported in status
-// and events.
+// and events. The checks run in order; the first that ends the run decides whether the
+// Backup goes now or what it waits for.
 func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (bool, ctrl.Result, error) {
-	b := s.Object
-	if b.Spec.CleanupPolicy != mooringv1.CleanupDelete {
-		// Changed to Retain after deletion began: the way out of a cleanup that cannot succeed.
-		s.Event(corev1.EventTypeNormal, ReasonDumpsRetained, "Finalize",
-			fmt.Sprintf("cleanupPolicy is Retain: the dumps in PVC %s are kept.", b.ClaimName()))
-		return release(ctx, s)
+	c := &cleanup{h: h, s: s, b: s.Object, claim: StorageClaim(s.Object)}
+	v, err := engine.RunSteps(ctx, c.deleteWanted, c.dumpsStopped, c.somethingToClean, c.outcomeNotRecorded,
+		c.jobStarted, c.jobOurs, c.jobOutcome)
+	if err != nil || !v.Done() {
+		return false, v.Result(), err
 	}
-	if err := stopDumps(ctx, s); err != nil {
-		return false, ctrl.Result{}, err
-	}
-	claim := StorageClaim(b)
-	if nothing, err := h.nothingToClean(ctx, s, claim); err != nil || nothing {
-		if err != nil {
-			return false, ctrl.Result{}, err
-		}
-		return release(ctx, s)
-	}
+	return release(ctx, s)
+}
 
+// cleanup is one reconcile's run of the deletion checks, in the order Finalize lists them.
+type cleanup struct {
+	h Handler
+	s *engine.Scope[*mooringv1.Backup]
+	b *mooringv1.Backup
+	// claim is the volume Mooring made for the dumps; nil for spec.storage.existingClaim.
+	claim *corev1.PersistentVolumeClaim
+	// job is the cleanup Job, once jobStarted found it.
+	job *batchv1.Job
+}
+
+// deleteWanted lets the Backup go with its dumps under cleanupPolicy Retain: a policy
+// changed to Retain after deletion began is the way out of a cleanup that cannot succeed.
+func (c *cleanup) deleteWanted(context.Context) (engine.Verdict, error) {
+	if c.b.Spec.CleanupPolicy == mooringv1.CleanupDelete {
+		return engine.Next, nil
+	}
+	c.s.Event(corev1.EventTypeNormal, ReasonDumpsRetained, "Finalize",
+		fmt.Sprintf("cleanupPolicy is Retain: the dumps in PVC %s are kept.", c.b.ClaimName()))
+	return engine.Done(), nil
+}
+
+// dumpsStopped stops the dumps before they are removed.
+func (c *cleanup) dumpsStopped(ctx context.Context) (engine.Verdict, error) {
+	return engine.Next, stopDumps(ctx, c.s)
+}
+
+// somethingToClean lets the Backup go when its volume holds none of its dumps.
+func (c *cleanup) somethingToClean(ctx context.Context) (engine.Verdict, error) {
+	nothing, err := c.h.nothingToClean(ctx, c.s, c.claim)
+	if err != nil || !nothing {
+		return engine.Next, err
+	}
+	return engine.Done(), nil
+}
+
+// outcomeNotRecorded acts on the outcome of a successful cleanup an earlier reconcile
+// recorded: Mooring's volume goes (finishCleanup), unless it holds more than the Backup's
+// dumps, and then the Backup.
+func (c *cleanup) outcomeNotRecorded(ctx context.Context) (engine.Verdict, error) {
 	switch {
-	case engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp):
-		return finishCleanup(ctx, s, claim)
-	case engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonStorageKept):
-		return release(ctx, s) // the volume stays: it holds more than the Backup's dumps
+	case engine.HasCondition(c.b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp):
+		return engine.Done(), finishCleanup(ctx, c.s, c.claim)
+	case engine.HasCondition(c.b, engine.ConditionReady, metav1.ConditionFalse, ReasonStorageKept):
+		return engine.Done(), nil // the volume stays: it holds more than the Backup's dumps
 	}
-	job, err := cleanupJob(ctx, s)
-	if err != nil {
-		return false, ctrl.Result{}, err
+	return engine.Next, nil
+}
+
+// jobStarted finds the cleanup Job, or starts it. A Job that exists but is not in the cache
+// yet brings the Backup back with its create event.
+func (c *cleanup) jobStarted(ctx context.Context) (engine.Verdict, error) {
+	job, err := cleanupJob(ctx, c.s)
+	if err != nil || job != nil {
+		c.job = job
+		return engine.Next, err
 	}
-	if job == nil {
-		created, err := h.startCleanup(ctx, s)
-		if err != nil || !created {
-			return false, ctrl.Result{}, err
-		}
-		msg := fmt.Sprintf("Removing the dumps under %s in PVC %s with Job %s (cleanupPolicy Delete); the Backup is deleted when it succeeds.",
-			b.DumpPath(), b.ClaimName(), CleanupJobName(b))
-		s.Event(corev1.EventTypeNormal, engine.EventFinalizing, "Finalize", msg)
-		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleaningUp, msg)
-		return false, ctrl.Result{}, nil
+	created, err := c.h.startCleanup(ctx, c.s)
+	if err != nil || !created {
+		return engine.Wait(0), err
 	}
-	if !isCleanupJobOf(job, b) {
-		// Left by an earlier Backup of the same name (its finalizer was removed by hand):
-		// its outcome says nothing about this Backup's dumps. Its deletion brings the
-		// Backup back through the Job watch.
-		return false, ctrl.Result{}, deleteJob(ctx, s, job)
+	b := c.b
+	msg := fmt.Sprintf("Removing the dumps under %s in PVC %s with Job %s (cleanupPolicy Delete); the Backup is deleted when it succeeds.",
+		b.DumpPath(), b.ClaimName(), CleanupJobName(b))
+	c.s.Event(corev1.EventTypeNormal, engine.EventFinalizing, "Finalize", msg)
+	engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleaningUp, msg)
+	return engine.Wait(0), nil
+}
+
+// jobOurs deletes a Job left by an earlier Backup of the same name (its finalizer was
+// removed by hand): its outcome says nothing about this Backup's dumps. Its deletion
+// brings the Backup back through the Job watch.
+func (c *cleanup) jobOurs(ctx context.Context) (engine.Verdict, error) {
+	if isCleanupJobOf(c.job, c.b) {
+		return engine.Next, nil
 	}
-	finished, failed := jobOutcome(job)
-	switch {
-	case finished && !failed:
-		// Recorded in status now, acted on by the next reconcile (finishCleanup). Mooring's
-		// volume goes only when the cleanup reported nothing else left in it.
-		if claim != nil {
-			left, err := h.leftovers(ctx, job)
+	return engine.Wait(0), c.s.DeleteExact(ctx, c.job, "")
+}
+
+// jobOutcome records the cleanup's success, acted on by the next reconcile
+// (outcomeNotRecorded), or reports its failure or progress; the Job watch brings the
+// Backup back when the Job finishes.
+func (c *cleanup) jobOutcome(ctx context.Context) (engine.Verdict, error) {
+	b, job := c.b, c.job
+	switch engine.JobPhase(job).Phase {
+	case jobstatus.Succeeded:
+		// Mooring's volume goes only when the cleanup reported nothing else left in it.
+		if c.claim != nil {
+			left, err := c.h.leftovers(ctx, job)
 			if err != nil {
-				return false, ctrl.Result{}, err
+				return engine.Next, err
 			}
 			if left != "" {
-				msg, err := keepStorage(ctx, s, claim, left)
+				msg, err := keepStorage(ctx, c.s, c.claim, left)
 				if err != nil {
-					return false, ctrl.Result{}, err
+					return engine.Next, err
 				}
 				engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonStorageKept, msg)
-				return false, engine.RequeueAfter(outcomeRecorded), nil
+				return engine.Wait(outcomeRecorded), nil
 			}
 		}
 		msg := fmt.Sprintf("Job %s removed the dumps under %s in PVC %s; deleting the Backup.", job.Name, b.DumpPath(), b.ClaimName())
-		s.Event(corev1.EventTypeNormal, ReasonCleanedUp, "Finalize", msg)
+		c.s.Event(corev1.EventTypeNormal, ReasonCleanedUp, "Finalize", msg)
 		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp, msg)
-		return false, engine.RequeueAfter(outcomeRecorded), nil
-	case failed:
+		return engine.Wait(outcomeRecorded), nil
+	case jobstatus.Failed:
 		msg := fmt.Sprintf("Cleanup Job %s failed; the Backup is kept with its dumps. Delete the Job to try again, "+
 			"or set spec.cleanupPolicy to Retain to keep the dumps and let the Backup go.", job.Name)
 		if !engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanupFailed) {
-			s.Event(corev1.EventTypeWarning, ReasonCleanupFailed, "Finalize", msg)
+			c.s.Event(corev1.EventTypeWarning, ReasonCleanupFailed, "Finalize", msg)
 		}
 		b.Status.Phase = mooringv1.BackupFailed
 		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanupFailed, msg)
@@ -115,8 +163,7 @@ func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*mooringv1.Backup
 		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleaningUp, fmt.Sprintf(
 			"Waiting for cleanup Job %s to remove the dumps under %s in PVC %s.", job.Name, b.DumpPath(), b.ClaimName()))
 	}
-	// The Job watch brings the Backup back when the Job finishes.
-	return false, ctrl.Result{}, nil
+	return engine.Wait(0), nil
 }
 
 // stopDumps deletes the CronJob and the unfinished on-demand Jobs: no dump may start, or
@@ -195,29 +242,18 @@ func (h Handler) nothingToClean(ctx context.Context, s *engine.Scope[*mooringv1.
 const outcomeRecorded = time.Second
 
 // finishCleanup acts on the recorded outcome of a successful cleanup: Mooring's volume
-// goes, then the Job, then the Backup. The Job removed the files first, which matters when
-// the volume's reclaim policy keeps the data after the claim is deleted.
-func finishCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Backup], claim *corev1.PersistentVolumeClaim) (bool, ctrl.Result, error) {
-	if claim != nil {
-		if err := s.Client.Delete(ctx, claim); client.IgnoreNotFound(err) != nil {
-			return false, ctrl.Result{}, fmt.Errorf("delete PVC %s: %w", claim.Name, err)
-		}
+// goes, then (release) the Job, then the Backup. The Job removed the files first, which
+// matters when the volume's reclaim policy keeps the data after the claim is deleted.
+func finishCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Backup], claim *corev1.PersistentVolumeClaim) error {
+	if claim == nil {
+		return nil
 	}
-	return release(ctx, s)
+	return s.DeleteExact(ctx, claim, "")
 }
 
 // cleanupJob returns the Backup's cleanup Job from the cache, nil when there is none.
 func cleanupJob(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (*batchv1.Job, error) {
-	b := s.Object
-	job := &batchv1.Job{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: CleanupJobName(b)}, job)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get Job %s: %w", CleanupJobName(b), err)
-	}
-	return job, nil
+	return s.Job(ctx, CleanupJobName(s.Object))
 }
 
 // isCleanupJobOf reports whether job was made for this Backup (not for an earlier one of
@@ -232,23 +268,22 @@ func isCleanupJobOf(job *batchv1.Job, b *mooringv1.Backup) bool {
 // the Backup back.
 func (h Handler) startCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (created bool, err error) {
 	job := CleanupJob(s.Object)
-	err = s.Client.Create(ctx, job, client.FieldOwner(engine.FieldOwner))
-	if apierrors.IsAlreadyExists(err) {
-		// One the cache cannot see (no Mooring labels) would never bring the Backup back.
-		live := &metav1.PartialObjectMetadata{}
-		live.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
-		if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		if live.Labels[engine.InstanceLabel] != s.Object.Name || live.Labels[engine.ComponentLabel] != Component {
-			return false, fmt.Errorf("job %s exists and was not created by Mooring for this Backup; delete it so the dumps can be cleaned up", job.Name)
-		}
-		return false, nil
+	// Finalize reports the start, in an event and the Ready condition.
+	created, err = s.CreateOnce(ctx, job, engine.Unowned(), engine.Silent())
+	if err != nil || created {
+		return created, err
 	}
-	if err != nil {
-		return false, fmt.Errorf("create Job %s: %w", job.Name, err)
+	// It exists. One the cache cannot see (no Mooring labels) would never bring the
+	// Backup back.
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("Job"))
+	if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
+		return false, client.IgnoreNotFound(err)
 	}
-	return true, nil
+	if live.Labels[engine.InstanceLabel] != s.Object.Name || live.Labels[engine.ComponentLabel] != Component {
+		return false, fmt.Errorf("job %s exists and was not created by Mooring for this Backup; delete it so the dumps can be cleaned up", job.Name)
+	}
+	return false, nil
 }
 
 // release lets the Backup go, and its cleanup Job with it if one was started: nothing else
@@ -256,15 +291,10 @@ func (h Handler) startCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Ba
 func release(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (bool, ctrl.Result, error) {
 	job, err := cleanupJob(ctx, s)
 	if err == nil && job != nil && isCleanupJobOf(job, s.Object) {
-		err = deleteJob(ctx, s, job)
+		err = s.DeleteExact(ctx, job, "")
 	}
 	if err != nil {
 		return false, ctrl.Result{}, err
 	}
 	return true, ctrl.Result{}, nil
-}
-
-// deleteJob deletes job, and its pods with it, unless it is already gone or replaced.
-func deleteJob(ctx context.Context, s *engine.Scope[*mooringv1.Backup], job *batchv1.Job) error {
-	return engine.DeleteExact(ctx, s.Client, job)
 }

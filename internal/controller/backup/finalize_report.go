@@ -98,7 +98,8 @@ func keepStorage(ctx context.Context, s *engine.Scope[*mooringv1.Backup], claim 
 			live.Annotations = map[string]string{}
 		}
 		live.Annotations[StorageKeptAnnotation] = msg
-		if err := s.Client.Patch(ctx, live, patch, client.FieldOwner(engine.FieldOwner)); client.IgnoreNotFound(err) != nil {
+		// The Warning event below reports it.
+		if err := s.Patch(ctx, live, patch, engine.Silent()); client.IgnoreNotFound(err) != nil {
 			return "", fmt.Errorf("annotate PVC %s: %w", claim.Name, err)
 		}
 	}

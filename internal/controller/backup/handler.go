@@ -115,7 +115,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 		return ctrl.Result{}, err
 	}
 	o.cronJob = cronJob
-	if err := backupNow(ctx, s, target, jobs); err != nil {
+	if o.jobs, err = backupNow(ctx, s, target, jobs); err != nil {
 		return ctrl.Result{}, err
 	}
 	derive(s, o)
@@ -149,11 +149,11 @@ func suspendWhileGone(ctx context.Context, s *engine.Scope[*mooringv1.Backup], c
 	}
 	patch := client.MergeFrom(cj.DeepCopy())
 	cj.Spec.Suspend = ptr.To(true)
-	if err := s.Client.Patch(ctx, cj, patch, client.FieldOwner(engine.FieldOwner)); err != nil {
+	err := s.Patch(ctx, cj, patch, engine.Announce(corev1.EventTypeNormal, ReasonCronJobSuspended, "Suspend",
+		fmt.Sprintf("Suspended CronJob %s: DatabaseCluster %s is gone or being deleted.", cj.Name, s.Object.Spec.DatabaseRef.Name)))
+	if err != nil {
 		return fmt.Errorf("suspend CronJob %s: %w", cj.Name, err)
 	}
-	s.Event(corev1.EventTypeNormal, ReasonCronJobSuspended, "Suspend",
-		fmt.Sprintf("Suspended CronJob %s: DatabaseCluster %s is gone or being deleted.", cj.Name, s.Object.Spec.DatabaseRef.Name))
 	return nil
 }
 
@@ -217,17 +217,14 @@ func (h Handler) ensureStorage(ctx context.Context, s *engine.Scope[*mooringv1.B
 	live := &corev1.PersistentVolumeClaim{}
 	err := s.Client.Get(ctx, client.ObjectKeyFromObject(want), live)
 	if apierrors.IsNotFound(err) {
-		// Not through Apply: the volume must not be owned by the Backup, or deleting the
-		// Backup would take the dumps with it whatever the cleanup policy says.
-		if err := s.Client.Create(ctx, want); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				return h.checkStorageOwner(ctx, want)
-			}
-			return fmt.Errorf("create PVC %s: %w", want.Name, err)
+		// Unowned: the volume must not be owned by the Backup, or deleting the Backup would
+		// take the dumps with it whatever the cleanup policy says.
+		created, err := s.CreateOnce(ctx, want, engine.Unowned(), engine.Announce(corev1.EventTypeNormal, engine.EventCreated, "Create", fmt.Sprintf(
+			"PersistentVolumeClaim %s created for the dumps; it is kept when the Backup is deleted unless cleanupPolicy is Delete.", want.Name)))
+		if err != nil || created {
+			return err
 		}
-		s.Event(corev1.EventTypeNormal, engine.EventCreated, "Create", fmt.Sprintf(
-			"PersistentVolumeClaim %s created for the dumps; it is kept when the Backup is deleted unless cleanupPolicy is Delete.", want.Name))
-		return nil
+		return h.checkStorageOwner(ctx, want)
 	}
 	if err != nil {
 		return fmt.Errorf("get PVC %s: %w", want.Name, err)
@@ -240,10 +237,11 @@ func (h Handler) ensureStorage(ctx context.Context, s *engine.Scope[*mooringv1.B
 	if have := live.Spec.Resources.Requests[corev1.ResourceStorage]; size.Cmp(have) > 0 {
 		patch := client.MergeFrom(live.DeepCopy())
 		live.Spec.Resources.Requests[corev1.ResourceStorage] = size
-		if err := s.Client.Patch(ctx, live, patch); err != nil {
+		err := s.Patch(ctx, live, patch, engine.Announce(corev1.EventTypeNormal, engine.EventUpdated, "Resize",
+			fmt.Sprintf("PVC %s grown from %s to %s.", live.Name, have.String(), size.String())))
+		if err != nil {
 			return fmt.Errorf("grow PVC %s to %s (the storage class must allow volume expansion): %w", live.Name, size.String(), err)
 		}
-		s.Event(corev1.EventTypeNormal, engine.EventUpdated, "Resize", fmt.Sprintf("PVC %s grown from %s to %s.", live.Name, have.String(), size.String()))
 	}
 	return nil
 }
@@ -269,8 +267,10 @@ func isStorageOf(pvc *corev1.PersistentVolumeClaim, b *mooringv1.Backup) bool {
 }
 
 // backupNow starts the Job for the current backup-now value, when there is one and it has
-// no Job yet, and trims older finished on-demand Jobs to ManualJobsHistory.
-func backupNow(ctx context.Context, s *engine.Scope[*mooringv1.Backup], db dump.Database, jobs []batchv1.Job) error {
+// no Job yet, and trims older finished on-demand Jobs to ManualJobsHistory. It returns
+// jobs with the Job it started: its create event does not bring the Backup back (the
+// engine's own writes do not), so status must count it now.
+func backupNow(ctx context.Context, s *engine.Scope[*mooringv1.Backup], db dump.Database, jobs []batchv1.Job) ([]batchv1.Job, error) {
 	b := s.Object
 	value := b.Annotations[mooringv1.BackupNowAnnotation]
 	current := ""
@@ -281,10 +281,15 @@ func backupNow(ctx context.Context, s *engine.Scope[*mooringv1.Backup], db dump.
 			exists = exists || j.Name == current
 		}
 		if !exists {
-			// Apply reads past the cache before creating, so a Job the cache has not seen
-			// yet is found, not created twice.
-			if err := s.Apply(ctx, ManualJob(b, db, value)); err != nil {
-				return err
+			// A Job the cache has not seen yet is not created twice: its name stands for
+			// the annotation's value, and CreateOnce creates a name once.
+			job := ManualJob(b, db, value)
+			created, err := s.CreateOnce(ctx, job)
+			if err != nil {
+				return jobs, err
+			}
+			if created {
+				jobs = append(jobs[:len(jobs):len(jobs)], *job)
 			}
 		}
 	}
@@ -304,10 +309,10 @@ func backupNow(ctx context.Context, s *engine.Scope[*mooringv1.Backup], db dump.
 	})
 	for i := ManualJobsHistory; i < len(finished); i++ {
 		if err := s.Delete(ctx, &finished[i]); err != nil {
-			return err
+			return jobs, err
 		}
 	}
-	return nil
+	return jobs, nil
 }
 
 // dumpJobs lists the Backup's scheduled and on-demand Jobs from the cache.
@@ -327,20 +332,7 @@ func dumpJobs(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) ([]batchv
 }
 
 // jobFinished reports whether a Job has completed or failed.
-func jobFinished(j *batchv1.Job) bool {
-	finished, _ := jobOutcome(j)
-	return finished
-}
-
-// jobOutcome reads a Job's terminal condition.
-func jobOutcome(j *batchv1.Job) (finished, failed bool) {
-	for _, c := range j.Status.Conditions {
-		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
-			return true, c.Type == batchv1.JobFailed
-		}
-	}
-	return false, false
-}
+func jobFinished(j *batchv1.Job) bool { return engine.JobPhase(j).Finished() }
 
 // SetupWithManager registers the Backup controller with its database index and watches:
 // DatabaseClusters (through the index) and every Job of a Backup, including those the
@@ -378,14 +370,17 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	})
 	return engine.SetupWithManager[*mooringv1.Backup](mgr, Handler{APIReader: mgr.GetAPIReader(), Claims: claims}, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
+		// Every Job of a Backup (the CronJob's too, which carry its labels) and its volume.
+		Watches: []engine.Watch{
+			{Object: &batchv1.Job{}, Handler: backupOfJob},
+			{Object: &corev1.PersistentVolumeClaim{}, Handler: backupOfJob},
+		},
 		OnDemand: []engine.OnDemandWatch{{
 			Name:   claimsWatch,
 			Source: source.Kind(claims, client.Object(pvcMetadata()), engine.EnqueueByIndex(c, backups, ExistingClaimField)),
 		}},
 	}, func(b *builder.Builder) {
-		b.Watches(&v1beta1.DatabaseCluster{}, backupsOfDatabase, builder.WithPredicates(databaseChanged)).
-			Watches(&batchv1.Job{}, backupOfJob).
-			Watches(&corev1.PersistentVolumeClaim{}, backupOfJob)
+		b.Watches(&v1beta1.DatabaseCluster{}, backupsOfDatabase, builder.WithPredicates(databaseChanged))
 	})
 }
 

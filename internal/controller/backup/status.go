@@ -5,11 +5,11 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/jobstatus"
 )
 
 // observed is what one reconcile saw, for deriveStatus.
@@ -47,25 +47,15 @@ func readHistory(jobs []batchv1.Job) jobHistory {
 			(h.lastJobCreated.Equal(&j.CreationTimestamp) && j.Name > h.lastJob) {
 			h.lastJob, h.lastJobCreated = j.Name, j.CreationTimestamp
 		}
-		for _, c := range j.Status.Conditions {
-			if c.Status != corev1.ConditionTrue {
-				continue
+		switch st := engine.JobPhase(j); st.Phase {
+		case jobstatus.Succeeded:
+			if h.success == nil || h.success.Before(&st.At) {
+				h.success, h.successJob = &st.At, j.Name
 			}
-			switch c.Type {
-			case batchv1.JobComplete:
-				at := c.LastTransitionTime
-				if j.Status.CompletionTime != nil {
-					at = *j.Status.CompletionTime
-				}
-				if h.success == nil || h.success.Before(&at) {
-					h.success, h.successJob = &at, j.Name
-				}
-			case batchv1.JobFailed:
-				at := c.LastTransitionTime
-				if h.failure == nil || h.failure.Before(&at) {
-					h.failure, h.failureJob = &at, j.Name
-					h.failureMessage = fmt.Sprintf("%s: %s", c.Reason, c.Message)
-				}
+		case jobstatus.Failed:
+			if h.failure == nil || h.failure.Before(&st.At) {
+				h.failure, h.failureJob = &st.At, j.Name
+				h.failureMessage = st.Failure()
 			}
 		}
 	}

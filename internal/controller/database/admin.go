@@ -107,9 +107,10 @@ func (h Handler) ensureAdminSecret(ctx context.Context, s *engine.Scope[*v1beta1
 				"superuser password the database has.", key.Name, data, PasswordKey))
 		return false, nil
 	}
-	if err := s.Client.Create(ctx, AdminSecret(db, password)); err != nil && !apierrors.IsAlreadyExists(err) {
-		return false, fmt.Errorf("create Secret %s: %w", key.Name, err)
+	// Unowned: the password belongs with the data, which may outlive the cluster.
+	if _, err := s.CreateOnce(ctx, AdminSecret(db, password), engine.Unowned(),
+		engine.Announce(corev1.EventTypeNormal, engine.EventCreated, "Create", how+".")); err != nil {
+		return false, err
 	}
-	s.Event(corev1.EventTypeNormal, engine.EventCreated, "Create", how+".")
 	return true, nil
 }

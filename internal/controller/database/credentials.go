@@ -22,6 +22,7 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/jobstatus"
 )
 
 // Changing the credentials runs a Job, and a Job superseded by newer credentials is deleted.
@@ -231,15 +232,42 @@ func (h Handler) fingerprints(ctx context.Context, s *engine.Scope[*v1beta1.Data
 // Nothing is guessed: a superuser password that changed (Mooring could no longer log in,
 // or would log in with a password the database does not have) stops the sync with a
 // condition and an event until it is put back.
+//
+// The checks run in order, and the first that ends the run sets CredentialsSynced: the
+// superuser password is the database's; no Job for older credentials runs; the database
+// has the Secret's credentials already; they are not the superuser's; a Job gives them
+// to the database; its outcome.
 func (h Handler) syncCredentials(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], sts *appsv1.StatefulSet) error {
-	db := s.Object
-	f, err := h.fingerprints(ctx, s)
+	c := &credentialsSync{h: h, s: s, db: s.Object, sts: sts}
+	_, err := engine.RunSteps(ctx, c.read, c.adminPasswordKept, c.staleJobsGone, c.inSync, c.notSuperuser, c.jobStarted, c.jobOutcome)
+	return err
+}
+
+// credentialsSync is one reconcile's run of the credentials checks, in the order
+// syncCredentials lists them; each sets CredentialsSynced when it ends the run.
+type credentialsSync struct {
+	h   Handler
+	s   *engine.Scope[*v1beta1.DatabaseCluster]
+	db  *v1beta1.DatabaseCluster
+	sts *appsv1.StatefulSet
+	// f fingerprints the Secrets' credentials, rec is what status says the database has.
+	f   fingerprints
+	rec *v1beta1.DatabaseCredentialsStatus
+	// jobs are the cluster's credentials Jobs; job the one for f, nil when there is none.
+	jobs []batchv1.Job
+	job  *batchv1.Job
+}
+
+// read fingerprints the Secrets and finds the record and the Jobs to decide on.
+func (c *credentialsSync) read(ctx context.Context) (engine.Verdict, error) {
+	db := c.db
+	f, err := c.h.fingerprints(ctx, c.s)
 	if err != nil {
-		return err
+		return engine.Next, err
 	}
-	jobs, err := credentialsJobs(ctx, s)
+	jobs, err := credentialsJobs(ctx, c.s)
 	if err != nil {
-		return err
+		return engine.Next, err
 	}
 	rec := db.Status.Credentials
 	if rec == nil || rec.Hash != f.credentials || rec.AdminHash != f.admin || len(jobs) > 0 {
@@ -247,8 +275,8 @@ func (h Handler) syncCredentials(ctx context.Context, s *engine.Scope[*v1beta1.D
 		// may not have this controller's last status write yet (the Job deleted after a
 		// success brings the next reconcile at once), and a stale record would start the
 		// Job again and count the revision back.
-		if rec, err = h.writtenCredentials(ctx, db); err != nil {
-			return err
+		if rec, err = c.h.writtenCredentials(ctx, db); err != nil {
+			return engine.Next, err
 		}
 		db.Status.Credentials = rec
 	}
@@ -262,94 +290,128 @@ func (h Handler) syncCredentials(ctx context.Context, s *engine.Scope[*v1beta1.D
 		// Removed by hand: the Secret's superuser password is the database's now.
 		rec.AdminHash = f.admin
 	}
-	if rec.AdminHash != f.admin {
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonAdminPasswordChanged, fmt.Sprintf(
-			"The superuser password in Secret %s is not the one the database was set up with: Mooring cannot change "+
-				"the database's credentials, and does not try the new password. Put the previous password back; if the "+
-				"database has the new one (you changed it yourself), remove status.credentials.adminHash.", AdminSecretName(db)))
-		return nil
-	}
-	var job *batchv1.Job
-	var stale []string
+	c.f, c.rec, c.jobs = f, rec, jobs
 	for i := range jobs {
-		j := &jobs[i]
-		if j.Annotations[CredentialsHashAnnotation] == f.credentials {
-			job = j
+		if jobs[i].Annotations[CredentialsHashAnnotation] == f.credentials {
+			c.job = &jobs[i]
+		}
+	}
+	return engine.Next, nil
+}
+
+// adminPasswordKept stops the sync while the superuser password is not the database's.
+func (c *credentialsSync) adminPasswordKept(context.Context) (engine.Verdict, error) {
+	if c.rec.AdminHash == c.f.admin {
+		return engine.Next, nil
+	}
+	setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonAdminPasswordChanged, fmt.Sprintf(
+		"The superuser password in Secret %s is not the one the database was set up with: Mooring cannot change "+
+			"the database's credentials, and does not try the new password. Put the previous password back; if the "+
+			"database has the new one (you changed it yourself), remove status.credentials.adminHash.", AdminSecretName(c.db)))
+	return engine.Wait(0), nil
+}
+
+// staleJobsGone stops the Jobs for credentials the Secret no longer holds, and waits
+// until they are gone.
+func (c *credentialsSync) staleJobsGone(ctx context.Context) (engine.Verdict, error) {
+	var stale []string
+	for i := range c.jobs {
+		j := &c.jobs[i]
+		if j == c.job {
 			continue
 		}
 		// A Job for credentials the Secret no longer holds may have changed the database
 		// before it is stopped: once it is gone, what the database has is unknown, and
 		// the Secret's credentials are applied again.
 		stale = append(stale, j.Name)
-		rec.Hash = ""
-		if j.DeletionTimestamp == nil {
-			// Foreground: the Job goes only once its pod has, so no older password can
-			// land after the next Job's newer one.
-			err := s.Client.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationForeground), client.Preconditions{UID: &j.UID})
-			if client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("delete Job %s: %w", j.Name, err)
-			}
+		c.rec.Hash = ""
+		// Foreground: the Job goes only once its pod has, so no older password can land
+		// after the next Job's newer one.
+		if err := c.s.DeleteExact(ctx, j, metav1.DeletePropagationForeground); err != nil {
+			return engine.Next, err
 		}
 	}
-	if len(stale) > 0 {
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncing, fmt.Sprintf(
-			"Stopping Job %v, which was changing the credentials to an earlier version of Secret %s; the current ones "+
-				"follow once it is gone.", stale, db.Spec.SecretName))
-		return nil
+	if len(stale) == 0 {
+		return engine.Next, nil
 	}
-	if rec.Hash == f.credentials {
-		if job != nil {
-			// Succeeded and recorded, but its deletion did not get through.
-			if err := s.Delete(ctx, job); err != nil {
-				return err
-			}
+	setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonCredentialsSyncing, fmt.Sprintf(
+		"Stopping Job %v, which was changing the credentials to an earlier version of Secret %s; the current ones "+
+			"follow once it is gone.", stale, c.db.Spec.SecretName))
+	return engine.Wait(0), nil
+}
+
+// inSync ends the flow when the database has the Secret's credentials.
+func (c *credentialsSync) inSync(ctx context.Context) (engine.Verdict, error) {
+	if c.rec.Hash != c.f.credentials {
+		return engine.Next, nil
+	}
+	if c.job != nil {
+		// Succeeded and recorded, but its deletion did not get through.
+		if err := c.s.Delete(ctx, c.job); err != nil {
+			return engine.Next, err
 		}
-		setCredentialsCondition(s, metav1.ConditionTrue, ReasonCredentialsInSync, inSyncMessage(db))
-		return nil
 	}
-	if f.superuser {
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonSuperuserCredentials, fmt.Sprintf(
-			"Secret %s names the superuser %s, whose password Mooring does not change; the database keeps its "+
-				"credentials and bound Apps do not roll. Use another user in that Secret.", db.Spec.SecretName, adminUser(db.Spec.Engine)))
-		return nil
+	setCredentialsCondition(c.s, metav1.ConditionTrue, ReasonCredentialsInSync, inSyncMessage(c.db))
+	return engine.Done(), nil
+}
+
+// notSuperuser refuses to change the superuser's password, which is the admin Secret's.
+func (c *credentialsSync) notSuperuser(context.Context) (engine.Verdict, error) {
+	if !c.f.superuser {
+		return engine.Next, nil
 	}
-	if job == nil {
-		if sts == nil || sts.Status.ReadyReplicas == 0 {
-			setCredentialsCondition(s, metav1.ConditionFalse, ReasonWaitingForPrimary, fmt.Sprintf(
-				"The credentials in Secret %s changed; they are given to the database once its primary is ready. Bound "+
-					"Apps keep revision %d until then.", db.Spec.SecretName, rec.Revision))
-			return nil
-		}
-		job = CredentialsJob(db, f.credentials)
-		if err := s.Apply(ctx, job); err != nil {
-			return err
-		}
-		msg := fmt.Sprintf("The credentials in Secret %s changed; Job %s gives them to the database. Bound Apps keep "+
-			"revision %d until it has.", db.Spec.SecretName, job.Name, rec.Revision)
-		s.Event(corev1.EventTypeNormal, ReasonCredentialsSyncing, "SyncCredentials", msg)
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncing, msg)
-		return nil
+	setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonSuperuserCredentials, fmt.Sprintf(
+		"Secret %s names the superuser %s, whose password Mooring does not change; the database keeps its "+
+			"credentials and bound Apps do not roll. Use another user in that Secret.", c.db.Spec.SecretName, adminUser(c.db.Spec.Engine)))
+	return engine.Wait(0), nil
+}
+
+// jobStarted starts the Job for the Secret's credentials once the primary is ready.
+func (c *credentialsSync) jobStarted(ctx context.Context) (engine.Verdict, error) {
+	if c.job != nil {
+		return engine.Next, nil
 	}
-	switch finished, failed, why := jobOutcome(job); {
-	case finished && !failed:
+	db := c.db
+	if c.sts == nil || c.sts.Status.ReadyReplicas == 0 {
+		setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonWaitingForPrimary, fmt.Sprintf(
+			"The credentials in Secret %s changed; they are given to the database once its primary is ready. Bound "+
+				"Apps keep revision %d until then.", db.Spec.SecretName, c.rec.Revision))
+		return engine.Wait(0), nil
+	}
+	job := CredentialsJob(db, c.f.credentials)
+	msg := fmt.Sprintf("The credentials in Secret %s changed; Job %s gives them to the database. Bound Apps keep "+
+		"revision %d until it has.", db.Spec.SecretName, job.Name, c.rec.Revision)
+	if _, err := c.s.CreateOnce(ctx, job, engine.Announce(corev1.EventTypeNormal, ReasonCredentialsSyncing, "SyncCredentials", msg)); err != nil {
+		return engine.Next, err
+	}
+	setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonCredentialsSyncing, msg)
+	return engine.Wait(0), nil
+}
+
+// jobOutcome records the Job's success (a new revision, which bound Apps roll onto) or
+// reports its failure or progress.
+func (c *credentialsSync) jobOutcome(ctx context.Context) (engine.Verdict, error) {
+	db, job, rec := c.db, c.job, c.rec
+	switch st := engine.JobPhase(job); st.Phase {
+	case jobstatus.Succeeded:
 		rec.Revision++
 		rec.Hash = job.Annotations[CredentialsHashAnnotation]
-		s.Event(corev1.EventTypeNormal, ReasonCredentialsInSync, "SyncCredentials", fmt.Sprintf(
+		c.s.Event(corev1.EventTypeNormal, ReasonCredentialsInSync, "SyncCredentials", fmt.Sprintf(
 			"Job %s gave the database the credentials of Secret %s: revision %d, which bound Apps roll onto.",
 			job.Name, db.Spec.SecretName, rec.Revision))
-		setCredentialsCondition(s, metav1.ConditionTrue, ReasonCredentialsInSync, inSyncMessage(db))
-		return s.Delete(ctx, job)
-	case failed:
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncFailed, fmt.Sprintf(
+		setCredentialsCondition(c.s, metav1.ConditionTrue, ReasonCredentialsInSync, inSyncMessage(db))
+		return engine.Done(), c.s.Delete(ctx, job)
+	case jobstatus.Failed:
+		setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonCredentialsSyncFailed, fmt.Sprintf(
 			"Job %s could not give the database the credentials of Secret %s (%s); `kubectl logs job/%s` says why. "+
 				"The database keeps its credentials and bound Apps stay on revision %d. Fix the cause and delete the Job "+
-				"to try again.", job.Name, db.Spec.SecretName, why, job.Name, rec.Revision))
+				"to try again.", job.Name, db.Spec.SecretName, st.Failure(), job.Name, rec.Revision))
 	default:
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncing, fmt.Sprintf(
+		setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonCredentialsSyncing, fmt.Sprintf(
 			"Job %s is giving the database the credentials of Secret %s. Bound Apps keep revision %d until it has.",
 			job.Name, db.Spec.SecretName, rec.Revision))
 	}
-	return nil
+	return engine.Wait(0), nil
 }
 
 func inSyncMessage(db *v1beta1.DatabaseCluster) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/jobstatus"
 )
 
 // The final snapshot runs a Job and may create a PVC for it; it writes into the volume of a
@@ -166,84 +167,131 @@ func (Handler) Finalizer(db *v1beta1.DatabaseCluster) string {
 // the cluster go only once the Job has succeeded or the skip annotation says to go
 // without one. A cluster whose primary has no data volume (it never started, or the PVC
 // was deleted) has nothing to snapshot and goes at once, with a Warning event. Every wait
-// is reported in status and events.
+// is reported in status and events. The checks run in order; the first that ends the run
+// decides whether the cluster goes now or what it waits for.
 func (h Handler) Finalize(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, ctrl.Result, error) {
-	db := s.Object
-	db.Status.Phase = v1beta1.DatabaseDeleting
-	changed, err := h.protectVolumes(ctx, s)
+	s.Object.Status.Phase = v1beta1.DatabaseDeleting
+	f := &finalSnapshot{h: h, s: s, db: s.Object}
+	v, err := engine.RunSteps(ctx, f.volumesProtected, f.snapshotWanted, f.notSkipped, f.notTakenYet, f.jobStarted, f.jobOurs, f.jobOutcome)
+	if err != nil || !v.Done() {
+		return false, v.Result(), err
+	}
+	return release(ctx, s)
+}
+
+// finalSnapshot is one reconcile's run of the deletion checks, in the order Finalize
+// lists them: the first that ends the run says whether the cluster may go (Done) or what
+// it waits for.
+type finalSnapshot struct {
+	h  Handler
+	s  *engine.Scope[*v1beta1.DatabaseCluster]
+	db *v1beta1.DatabaseCluster
+	// job is the final snapshot Job, once jobStarted found it.
+	job *batchv1.Job
+}
+
+// volumesProtected makes the volumes safe first, and looks again after a change before
+// the cluster goes: the StatefulSet controller may have given a PVC an owner under the
+// old policy meanwhile.
+func (f *finalSnapshot) volumesProtected(ctx context.Context) (engine.Verdict, error) {
+	changed, err := f.h.protectVolumes(ctx, f.s)
+	if err != nil || !changed {
+		return engine.Next, err
+	}
+	return engine.Wait(lookAgain), nil
+}
+
+// snapshotWanted lets a cluster go at once unless deletionPolicy is Snapshot.
+func (f *finalSnapshot) snapshotWanted(context.Context) (engine.Verdict, error) {
+	if f.db.Spec.DeletionPolicy != v1beta1.DeletionSnapshot {
+		return engine.Done(), nil
+	}
+	return engine.Next, nil
+}
+
+// notSkipped lets the cluster go without a snapshot when the annotation asks.
+func (f *finalSnapshot) notSkipped(context.Context) (engine.Verdict, error) {
+	if f.db.Annotations[SkipFinalSnapshotAnnotation] != "true" {
+		return engine.Next, nil
+	}
+	f.s.Event(corev1.EventTypeWarning, ReasonSnapshotSkipped, "Finalize",
+		"Deleted without a final snapshot, as the "+SkipFinalSnapshotAnnotation+" annotation asks.")
+	return engine.Done(), nil
+}
+
+// notTakenYet lets the cluster go once an earlier reconcile recorded the snapshot.
+func (f *finalSnapshot) notTakenYet(context.Context) (engine.Verdict, error) {
+	if engine.HasCondition(f.db, ConditionFinalSnapshot, metav1.ConditionTrue, ReasonSnapshotTaken) {
+		return engine.Done(), nil
+	}
+	return engine.Next, nil
+}
+
+// jobStarted finds the snapshot Job, or starts it; a cluster whose primary has no data
+// volume has nothing to snapshot and goes at once, with a Warning event.
+func (f *finalSnapshot) jobStarted(ctx context.Context) (engine.Verdict, error) {
+	db := f.db
+	job, err := f.s.Job(ctx, FinalSnapshotJobName(db))
+	if err != nil || job != nil {
+		f.job = job
+		return engine.Next, err
+	}
+	// No primary volume, no data: the Job would wait for a database that never comes.
+	claim := PrimaryClaimName(db)
+	exists, err := f.h.claimExists(ctx, f.s, claim)
 	if err != nil {
-		return false, ctrl.Result{}, err
+		return engine.Next, err
 	}
-	if changed {
-		// Looked at again before the cluster goes: the StatefulSet controller may have
-		// given a PVC an owner under the old policy meanwhile.
-		return false, engine.RequeueAfter(lookAgain), nil
+	if !exists {
+		f.s.Event(corev1.EventTypeWarning, ReasonNothingToSnapshot, "Finalize", fmt.Sprintf(
+			"Deleted without a final snapshot: the primary's data volume (PVC %s) does not exist, so there is nothing to snapshot.", claim))
+		return engine.Done(), nil
 	}
-	if db.Spec.DeletionPolicy != v1beta1.DeletionSnapshot {
-		return release(ctx, s)
+	if err := f.h.startFinalSnapshot(ctx, f.s); err != nil {
+		return engine.Next, err
 	}
-	if db.Annotations[SkipFinalSnapshotAnnotation] == "true" {
-		s.Event(corev1.EventTypeWarning, ReasonSnapshotSkipped, "Finalize",
-			"Deleted without a final snapshot, as the "+SkipFinalSnapshotAnnotation+" annotation asks.")
-		return release(ctx, s)
+	return engine.Wait(snapshotPoll), nil
+}
+
+// jobOurs deletes a Job left by an earlier cluster of the same name (its finalizer was
+// removed by hand): its outcome says nothing about this cluster's data.
+func (f *finalSnapshot) jobOurs(ctx context.Context) (engine.Verdict, error) {
+	if isFinalSnapshotJobOf(f.job, f.db) {
+		return engine.Next, nil
 	}
-	if engine.HasCondition(db, ConditionFinalSnapshot, metav1.ConditionTrue, ReasonSnapshotTaken) {
-		return release(ctx, s) // the outcome recorded by an earlier reconcile
+	if err := f.s.DeleteExact(ctx, f.job, ""); err != nil {
+		return engine.Next, err
 	}
-	job := &batchv1.Job{}
-	err = s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: FinalSnapshotJobName(db)}, job)
-	if apierrors.IsNotFound(err) {
-		// No primary volume, no data: the Job would wait for a database that never comes.
-		claim := PrimaryClaimName(db)
-		exists, err := h.claimExists(ctx, s, claim)
-		if err != nil {
-			return false, ctrl.Result{}, err
-		}
-		if !exists {
-			s.Event(corev1.EventTypeWarning, ReasonNothingToSnapshot, "Finalize", fmt.Sprintf(
-				"Deleted without a final snapshot: the primary's data volume (PVC %s) does not exist, so there is nothing to snapshot.", claim))
-			return true, ctrl.Result{}, nil
-		}
-		if err := h.startFinalSnapshot(ctx, s); err != nil {
-			return false, ctrl.Result{}, err
-		}
-		return false, engine.RequeueAfter(snapshotPoll), nil
-	}
-	if err != nil {
-		return false, ctrl.Result{}, fmt.Errorf("get Job %s: %w", FinalSnapshotJobName(db), err)
-	}
-	if !isFinalSnapshotJobOf(job, db) {
-		// Left by an earlier cluster of the same name (its finalizer was removed by hand):
-		// its outcome says nothing about this cluster's data.
-		if err := deleteJob(ctx, s, job); err != nil {
-			return false, ctrl.Result{}, err
-		}
-		return false, engine.RequeueAfter(snapshotPoll), nil
-	}
+	return engine.Wait(snapshotPoll), nil
+}
+
+// jobOutcome records the snapshot's success, or reports its failure or progress. Every
+// wait is polled (snapshotPoll); a status that does not change is not written.
+func (f *finalSnapshot) jobOutcome(context.Context) (engine.Verdict, error) {
+	db, job := f.db, f.job
 	where := describeVolume(job)
-	switch finished, failed, msg := jobOutcome(job); {
-	case finished && !failed:
+	switch st := engine.JobPhase(job); st.Phase {
+	case jobstatus.Succeeded:
 		// Recorded in status now; the next reconcile deletes the Job and lets the cluster
 		// go. Deleted at once, a finalizer patch that then failed (an optimistic-lock
 		// conflict, say) would find no Job on the retry and take the snapshot again.
 		text := fmt.Sprintf("Final snapshot written by Job %s to %s; deleting the cluster.", job.Name, where)
-		s.Event(corev1.EventTypeNormal, ReasonSnapshotTaken, "Finalize", text)
+		f.s.Event(corev1.EventTypeNormal, ReasonSnapshotTaken, "Finalize", text)
 		setDeleting(db, metav1.ConditionTrue, ReasonSnapshotTaken, text)
-		return false, engine.RequeueAfter(lookAgain), nil
-	case failed:
+		return engine.Wait(lookAgain), nil
+	case jobstatus.Failed:
 		text := fmt.Sprintf("Final snapshot Job %s failed (%s). The cluster is kept until a snapshot succeeds: "+
 			"fix the cause and delete the Job to try again, or annotate %s=true to delete without a snapshot.",
-			job.Name, msg, SkipFinalSnapshotAnnotation)
+			job.Name, st.Failure(), SkipFinalSnapshotAnnotation)
 		if !engine.HasCondition(db, ConditionFinalSnapshot, metav1.ConditionFalse, ReasonSnapshotFailed) {
-			s.Event(corev1.EventTypeWarning, ReasonSnapshotFailed, "Finalize", text)
+			f.s.Event(corev1.EventTypeWarning, ReasonSnapshotFailed, "Finalize", text)
 		}
 		setDeleting(db, metav1.ConditionFalse, ReasonSnapshotFailed, text)
 	default:
 		setDeleting(db, metav1.ConditionUnknown, ReasonSnapshotInProgress, fmt.Sprintf(
 			"Waiting for final snapshot Job %s to write to %s before the cluster is deleted.", job.Name, where))
 	}
-	// Polled: see snapshotPoll. A status that does not change is not written.
-	return false, engine.RequeueAfter(snapshotPoll), nil
+	return engine.Wait(snapshotPoll), nil
 }
 
 // isFinalSnapshotJobOf reports whether job was made for this cluster (not for an earlier
@@ -257,20 +305,14 @@ func isFinalSnapshotJobOf(job *batchv1.Job, db *v1beta1.DatabaseCluster) bool {
 // else would ever delete a Job without an owner.
 func release(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (bool, ctrl.Result, error) {
 	db := s.Object
-	job := &batchv1.Job{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: FinalSnapshotJobName(db)}, job)
-	if err == nil && isFinalSnapshotJobOf(job, db) {
-		err = deleteJob(ctx, s, job)
+	job, err := s.Job(ctx, FinalSnapshotJobName(db))
+	if err == nil && job != nil && isFinalSnapshotJobOf(job, db) {
+		err = s.DeleteExact(ctx, job, "")
 	}
-	if client.IgnoreNotFound(err) != nil {
+	if err != nil {
 		return false, ctrl.Result{}, fmt.Errorf("delete the final snapshot Job: %w", err)
 	}
 	return true, ctrl.Result{}, nil
-}
-
-// deleteJob deletes job, and its pods with it, unless it is already gone or replaced.
-func deleteJob(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], job *batchv1.Job) error {
-	return engine.DeleteExact(ctx, s.Client, job)
 }
 
 // PrimaryClaimName is the primary's data PVC, made by the StatefulSet from its claim
@@ -316,23 +358,23 @@ func (h Handler) startFinalSnapshot(ctx context.Context, s *engine.Scope[*v1beta
 	}
 	vol, claim := SnapshotVolume(db, backups.Items, existing)
 	if claim != nil {
-		// Created directly, without an owner reference: the snapshot must outlive the cluster.
-		if err := s.Client.Create(ctx, claim); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create PVC %s for the final snapshot: %w", claim.Name, err)
+		// Without an owner reference: the snapshot must outlive the cluster.
+		_, err := s.CreateOnce(ctx, claim, engine.Unowned(), engine.Announce(corev1.EventTypeNormal, engine.EventCreated, "Finalize",
+			fmt.Sprintf("Created PVC %s for the final snapshot; it is kept after the cluster is deleted.", claim.Name)))
+		if err != nil {
+			return fmt.Errorf("the final snapshot's volume: %w", err)
 		}
-		s.Event(corev1.EventTypeNormal, engine.EventCreated, "Finalize",
-			fmt.Sprintf("Created PVC %s for the final snapshot; it is kept after the cluster is deleted.", claim.Name))
 	}
 	job := FinalSnapshotJob(db, vol)
-	if err := s.Client.Create(ctx, job, client.FieldOwner(engine.FieldOwner)); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create Job %s: %w", job.Name, err)
-		}
+	text := fmt.Sprintf("Taking a final snapshot with Job %s into %s; the cluster is deleted when it succeeds.", job.Name, describeVolume(job))
+	created, err := s.CreateOnce(ctx, job, engine.Unowned(), engine.Announce(corev1.EventTypeNormal, engine.EventFinalizing, "Finalize", text))
+	if err != nil {
+		return err
+	}
+	if !created {
 		// The cache has not seen it yet (the next poll reads it), or it is not Mooring's.
 		return h.checkJobIsMooring(ctx, job)
 	}
-	text := fmt.Sprintf("Taking a final snapshot with Job %s into %s; the cluster is deleted when it succeeds.", job.Name, describeVolume(job))
-	s.Event(corev1.EventTypeNormal, engine.EventFinalizing, "Finalize", text)
 	setDeleting(db, metav1.ConditionUnknown, ReasonSnapshotInProgress, text)
 	return nil
 }
@@ -377,21 +419,4 @@ func describeVolume(job *batchv1.Job) string {
 		}
 	}
 	return fmt.Sprintf("PVC %s (directory %s in the pod)", claim, dir)
-}
-
-// jobOutcome reads a Job's terminal condition: whether it finished, whether it failed, and
-// the failure's reason and message.
-func jobOutcome(job *batchv1.Job) (finished, failed bool, msg string) {
-	for _, c := range job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return true, false, ""
-		case batchv1.JobFailed:
-			return true, true, fmt.Sprintf("%s: %s", c.Reason, c.Message)
-		}
-	}
-	return false, false, ""
 }

@@ -74,7 +74,8 @@ func (h Handler) protectVolumes(ctx context.Context, s *engine.Scope[*v1beta1.Da
 			sts.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{}
 		}
 		sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-		if err := s.Client.Patch(ctx, sts, patch, client.FieldOwner(engine.FieldOwner)); client.IgnoreNotFound(err) != nil {
+		// One event below reports the StatefulSet and the PVCs.
+		if err := s.Patch(ctx, sts, patch, engine.Silent()); client.IgnoreNotFound(err) != nil {
 			return false, fmt.Errorf("set StatefulSet %s to retain its volumes: %w", sts.Name, err)
 		}
 		changed = true
@@ -101,9 +102,10 @@ func (h Handler) protectVolumes(ctx context.Context, s *engine.Scope[*v1beta1.Da
 		}
 		// The optimistic lock makes the new list of owners replace exactly the one read:
 		// an owner added meanwhile fails the patch, which is retried.
+		pvc.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"))
 		patch := client.MergeFromWithOptions(pvc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		pvc.OwnerReferences = keep
-		if err := s.Client.Patch(ctx, pvc, patch, client.FieldOwner(engine.FieldOwner)); client.IgnoreNotFound(err) != nil {
+		if err := s.Patch(ctx, pvc, patch, engine.Silent()); client.IgnoreNotFound(err) != nil {
 			return false, fmt.Errorf("remove the StatefulSet owner of PVC %s, to keep it: %w", pvc.Name, err)
 		}
 		released = append(released, pvc.Name)

@@ -215,10 +215,14 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	h := Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}, Resizes: &ResizeAttempts{}, Fingerprints: &Fingerprints{}, Instances: NewInstanceClient()}
 	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, h, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
+		Watches: []engine.Watch{
+			// The credentials and restore Jobs, by their owner (the final snapshot Job has
+			// none: Finalize polls it).
+			{Object: &batchv1.Job{}},
+			{Object: &corev1.PersistentVolumeClaim{}, Handler: clusterOfClaim},
+		},
 	}, func(b *builder.Builder) {
 		b.Watches(secret, clustersUsingSecret, builder.OnlyMetadata).
-			Watches(secret, clusterOfAdminSecret, builder.OnlyMetadata).
-			Watches(&corev1.PersistentVolumeClaim{}, clusterOfClaim).
-			Owns(&batchv1.Job{}) // the final snapshot (finalize.go) and the credentials Jobs (credentials.go)
+			Watches(secret, clusterOfAdminSecret, builder.OnlyMetadata)
 	})
 }

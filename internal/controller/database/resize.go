@@ -72,7 +72,8 @@ func (h Handler) growStorage(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 		}
 		patch := client.MergeFrom(pvc.DeepCopy())
 		pvc.Spec.Resources.Requests[corev1.ResourceStorage] = want
-		err := s.Client.Patch(ctx, pvc, patch)
+		// Reported below, in one event for every volume, or in StorageResized.
+		err := s.Patch(ctx, pvc, patch, engine.Silent())
 		if apierrors.IsForbidden(err) || apierrors.IsInvalid(err) {
 			h.Resizes.refused(db, want)
 			class := "the cluster's default StorageClass"
@@ -93,9 +94,7 @@ func (h Handler) growStorage(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 		}
 	}
 	h.Resizes.forget(db)
-	err = s.Client.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationOrphan),
-		client.Preconditions{UID: &live.UID})
-	if err != nil && !apierrors.IsNotFound(err) {
+	if err := s.DeleteExact(ctx, live, metav1.DeletePropagationOrphan, engine.Silent()); err != nil {
 		return resizeResult{}, fmt.Errorf("re-create StatefulSet %s for the new volume size: %w", live.Name, err)
 	}
 	msg := fmt.Sprintf("Growing data volumes from %s to %s: %d PVCs expanded, StatefulSet re-created with its pods kept.",

@@ -16,6 +16,7 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
+	"github.com/mooringhq/mooring/internal/jobstatus"
 )
 
 // Restoring reads the Backup a cluster is bootstrapped from.
@@ -76,13 +77,11 @@ func (h Handler) syncRestore(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 		return true, nil
 	}
 	name := db.Spec.Bootstrap.Backup.Name
-	job := &batchv1.Job{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: RestoreJobName(db)}, job)
-	if apierrors.IsNotFound(err) {
-		job = nil
-	} else if err != nil {
-		return false, fmt.Errorf("get Job %s: %w", RestoreJobName(db), err)
-	} else if !metav1.IsControlledBy(job, db) {
+	job, err := s.Job(ctx, RestoreJobName(db))
+	if err != nil {
+		return false, err
+	}
+	if job != nil && !metav1.IsControlledBy(job, db) {
 		job = nil
 	}
 	if job == nil {
@@ -110,17 +109,16 @@ func (h Handler) syncRestore(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 			return true, nil
 		}
 		job = RestoreJob(db, b)
-		if err := s.Apply(ctx, job); err != nil {
+		msg := fmt.Sprintf("Job %s loads %s of Backup %s into the primary.", job.Name, dumpName(db), name)
+		if _, err := s.CreateOnce(ctx, job, engine.Announce(corev1.EventTypeNormal, ReasonRestoring, "Restore", msg)); err != nil {
 			return false, err
 		}
-		msg := fmt.Sprintf("Job %s loads %s of Backup %s into the primary.", job.Name, dumpName(db), name)
-		s.Event(corev1.EventTypeNormal, ReasonRestoring, "Restore", msg)
 		setRestoreCondition(s, metav1.ConditionFalse, ReasonRestoring, msg)
 		return false, nil
 	}
 	report := h.restoreReport(ctx, s, job)
-	switch finished, failed, why := jobOutcome(job); {
-	case finished && !failed:
+	switch st := engine.JobPhase(job); st.Phase {
+	case jobstatus.Succeeded:
 		file := restoredFile(report)
 		if file == "" {
 			file = db.Spec.Bootstrap.Backup.Dump
@@ -132,9 +130,9 @@ func (h Handler) syncRestore(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 		setRestoreCondition(s, metav1.ConditionTrue, ReasonRestoreSucceeded, msg)
 		// The Job stays, with its log, until the cluster goes (it is the cluster's).
 		return true, nil
-	case failed:
+	case jobstatus.Failed:
 		if report == "" {
-			report = why
+			report = st.Failure()
 		}
 		setRestoreCondition(s, metav1.ConditionFalse, ReasonRestoreFailed, fmt.Sprintf(
 			"Job %s could not load the dump of Backup %s: %s. The cluster's data is left as it is; fix the cause and delete the Job to try again.",

@@ -56,7 +56,8 @@ func labelRoles(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], 
 			continue
 		}
 		patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, RoleLabel, role))
-		if err := s.Client.Patch(ctx, p, client.RawPatch(types.StrategicMergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+		// Silent: status.instances shows the roles; an event per pod would say nothing more.
+		if err := s.Patch(ctx, p, client.RawPatch(types.StrategicMergePatchType, patch), engine.Silent()); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("label pod %s: %w", p.Name, err)
 		}
 	}

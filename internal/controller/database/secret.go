@@ -91,10 +91,10 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 	secret := CredentialsSecret(db, password)
 	// No owner reference: the credentials belong with the data, which outlives the
 	// cluster under the Retain and Snapshot policies.
-	if err := s.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return false, fmt.Errorf("create Secret %s: %w", key.Name, err)
+	if _, err := s.CreateOnce(ctx, secret, engine.Unowned(),
+		engine.Announce(corev1.EventTypeNormal, engine.EventCreated, "Create", fmt.Sprintf("Generated credentials Secret %s", key.Name))); err != nil {
+		return false, err
 	}
-	s.Event(corev1.EventTypeNormal, engine.EventCreated, "Create", fmt.Sprintf("Generated credentials Secret %s", key.Name))
 	setSecretCondition(s, metav1.ConditionTrue, ReasonSecretGenerated, fmt.Sprintf("Generated Secret %s with a random password.", key.Name))
 	return true, nil
 }

@@ -1,8 +1,4 @@
-// Package dumptest starts throwaway database servers for the tests of the scripts that
-// Mooring's Jobs run (package dump's backup and restore, package database's credentials
-// change), so that those scripts are proven against the real server and its real
-// clients rather than against stand-ins. Only tests import it.
-package dumptest
+package dbserver
 
 import (
 	"bytes"
