@@ -14,6 +14,7 @@ import (
 // a user would, and returns its standard output; a failing command fails the test.
 func (e *Env) Kubectl(t testing.TB, args ...string) string {
 	t.Helper()
+	e.Require(t)
 	if e.kubeconfig == "" {
 		user, err := e.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
 		if err != nil {

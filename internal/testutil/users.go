@@ -29,6 +29,7 @@ type User struct {
 // User adds a user named name in groups to the API server.
 func (e *Env) User(t testing.TB, name string, groups ...string) User {
 	t.Helper()
+	e.Require(t)
 	u, err := e.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
 	if err != nil {
 		t.Fatalf("add user %s: %v", name, err)
