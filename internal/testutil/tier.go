@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,19 +50,33 @@ func chosen(tier Tier) bool {
 // was selected by name in MOORING_TEST_TIERS, missing binaries fail t instead.
 func RequireTier(t testing.TB, tier Tier) {
 	t.Helper()
-	if !Selected(tier) {
-		t.Skipf("%s test: %s=%s does not select it", tier, TiersEnv, os.Getenv(TiersEnv))
-	}
 	if tier == Unit {
+		if !Selected(tier) {
+			t.Skipf("%s test: %s=%s does not select it", tier, TiersEnv, os.Getenv(TiersEnv))
+		}
 		return
 	}
-	if missing := MissingAssets(); len(missing) > 0 {
-		msg := "%s test: %v missing in %s; run `make tools` (it links the pinned binaries) or set KUBEBUILDER_ASSETS"
-		if chosen(tier) {
-			t.Fatalf(msg, tier, missing, AssetsDir())
+	if why, fatal := Unavailable(tier, MissingAssets()); why != "" {
+		if fatal {
+			t.Fatal(why)
 		}
-		t.Skipf(msg, tier, missing, AssetsDir())
+		t.Skip(why)
 	}
+}
+
+// Unavailable says why tests of tier cannot run here ("" when they can): the tier is
+// not selected, or the binaries named in missing are not in bin/k8s. fatal is true when
+// the tier was selected by name but its binaries are missing: the caller fails rather
+// than skips. A TestMain whose every test needs the tier uses it before starting
+// anything (see clusterenv.Main).
+func Unavailable(tier Tier, missing []string) (why string, fatal bool) {
+	if !Selected(tier) {
+		return fmt.Sprintf("%s test: %s=%s does not select it", tier, TiersEnv, os.Getenv(TiersEnv)), false
+	}
+	if len(missing) == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("%s test: %v missing in %s; run `make tools` (it links the pinned binaries)", tier, missing, AssetsDir()), chosen(tier)
 }
 
 // MissingAssets are the envtest binaries (kube-apiserver, etcd) missing from AssetsDir.
