@@ -90,13 +90,15 @@ lint: ## Run golangci-lint (built once per machine from hack/lint) with .golangc
 E2E_PKGS   := ./test/faults ./test/e2e ./test/portal ./test/plugin ./test/install ./test/ui ./test/real \
 	./internal/localcluster ./internal/nodeimage
 UNIT_PKGS   = $$(go list ./... | grep -v -x -F $(foreach p,$(E2E_PKGS),-e github.com/mooringhq/mooring/$(patsubst ./%,%,$(p))))
-# How many test binaries run at once: the packages mostly wait on their API servers.
-TEST_P     ?= $(shell nproc 2>/dev/null || echo 2)
+# How many test binaries run at once, and parallel tests within one: both mostly wait on
+# API servers, so more than the cores.
+TEST_P        ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_PARALLEL ?= 4
 # End-to-end packages run the binaries `make build` made instead of building their own.
 E2E_BINS    = MOORING_OPERATOR_BIN=$(CURDIR)/bin/mooring MOORING_PORTAL_BIN=$(CURDIR)/bin/mooring-portal
 # Every tier's go test writes JSON into hack/testreport: failures as they happen, then each
 # package's time and the ten slowest tests.
-GO_TEST     = go test $(GO_TEST_FLAGS) -p $(TEST_P) -json
+GO_TEST     = go test $(GO_TEST_FLAGS) -p $(TEST_P) -parallel $(TEST_PARALLEL) -json
 TESTREPORT  = bin/testreport
 
 .PHONY: testreport

@@ -42,6 +42,8 @@ type Env struct {
 	startErr error
 	onStart  []func(*Env) error
 	onStop   []func()
+	// usersMu serialises envtest's AddUser and the admin kubeconfig of Kubectl.
+	usersMu sync.Mutex
 
 	env        *envtest.Environment
 	kubeconfig string
