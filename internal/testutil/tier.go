@@ -79,11 +79,26 @@ func Unavailable(tier Tier, missing []string) (why string, fatal bool) {
 	return fmt.Sprintf("%s test: %v missing in %s; run `make tools` (it links the pinned binaries)", tier, missing, AssetsDir()), chosen(tier)
 }
 
+// RequireTools skips t, as RequireTier does for the integration tier, unless the named
+// binaries that `make tools` links (kubectl, controller-gen) are in bin/k8s: a test that
+// starts no control plane but renders manifests with `kubectl kustomize` needs them too.
+func RequireTools(t testing.TB, names ...string) {
+	t.Helper()
+	if why, fatal := Unavailable(Integration, missingIn(filepath.Join(RepoRoot(), "bin", "k8s"), names)); why != "" {
+		if fatal {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+}
+
 // MissingAssets are the envtest binaries (kube-apiserver, etcd) missing from AssetsDir.
-func MissingAssets() []string {
+func MissingAssets() []string { return missingIn(AssetsDir(), []string{"kube-apiserver", "etcd"}) }
+
+func missingIn(dir string, names []string) []string {
 	var missing []string
-	for _, name := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(AssetsDir(), name)); err != nil {
+	for _, name := range names {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			missing = append(missing, name)
 		}
 	}
