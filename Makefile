@@ -85,14 +85,15 @@ lint: ## Run golangci-lint (built once per machine from hack/lint) with .golangc
 # (integration) or a local cluster (e2e). testutil reads MOORING_TEST_TIERS and skips the
 # tests of the tiers not named; a tier named there whose binaries are missing fails.
 # E2E_PKGS are the packages whose TestMain starts a cluster (or whose heavy tests start
-# one, or build node images, and are skipped by -short); listed first, so the longest
-# packages start first.
-E2E_PKGS   := ./test/faults ./test/e2e ./test/portal ./test/plugin ./test/install ./test/ui ./test/real \
+# one, or build node images, and are skipped by -short); listed first and longest first
+# (test/real, then test/faults), so the longest packages start first.
+E2E_PKGS   := ./test/real ./test/faults ./test/e2e ./test/portal ./test/plugin ./test/install ./test/ui \
 	./internal/localcluster ./internal/nodeimage
 UNIT_PKGS   = $$(go list ./... | grep -v -x -F $(foreach p,$(E2E_PKGS),-e github.com/mooringhq/mooring/$(patsubst ./%,%,$(p))))
 # How many test binaries run at once, and parallel tests within one: both mostly wait on
-# API servers, so more than the cores.
-TEST_P        ?= $(shell nproc 2>/dev/null || echo 2)
+# API servers and clusters (the suite used 0.8 of 2 cores run two at a time), so twice
+# the cores.
+TEST_P        ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) )))
 TEST_PARALLEL ?= 4
 # End-to-end packages run the binaries `make build` made instead of building their own.
 E2E_BINS    = MOORING_OPERATOR_BIN=$(CURDIR)/bin/mooring MOORING_PORTAL_BIN=$(CURDIR)/bin/mooring-portal
