@@ -85,9 +85,9 @@ func (r *report) add(e event, out io.Writer) {
 		case "pass", "fail", "skip":
 			p.action, p.elapsed = e.Action, e.Elapsed
 			if e.Action == "fail" || p.failed > 0 {
-				out.Write([]byte(p.output.String())) // TestMain's reasons, the FAIL line
+				_, _ = io.WriteString(out, p.output.String()) // TestMain's reasons, the FAIL line
 			} else {
-				out.Write([]byte(resultLine(p.output.String())))
+				_, _ = io.WriteString(out, resultLine(p.output.String()))
 			}
 		}
 		return
@@ -110,7 +110,7 @@ func (r *report) add(e event, out io.Writer) {
 		case "fail":
 			p.failed++
 			if b != nil && !strings.Contains(e.Test, "/") {
-				out.Write([]byte(b.String())) // a subtest's output is in its parent's
+				_, _ = io.WriteString(out, b.String()) // a subtest's output is in its parent's
 			}
 		}
 		r.tests = append(r.tests, test{pkg: e.Package, name: e.Test, elapsed: e.Elapsed})
@@ -161,7 +161,7 @@ func (r *report) print(w io.Writer, n int) {
 		}
 		fmt.Fprintf(tw, "%s\t%4d\t%4d\t%4d\t%s\t%s\n", seconds(p.elapsed), p.passed, p.failed, p.skip, result, short(p.name))
 	}
-	tw.Flush()
+	_ = tw.Flush() // into a bytes.Buffer
 	tests := slices.Clone(r.tests)
 	slices.SortStableFunc(tests, func(a, b test) int { return cmpDesc(a.elapsed, b.elapsed) })
 	var top []test
@@ -178,8 +178,8 @@ func (r *report) print(w io.Writer, n int) {
 	for _, t := range top {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", seconds(t.elapsed), short(t.pkg), t.name)
 	}
-	tw.Flush()
-	w.Write(buf.Bytes())
+	_ = tw.Flush()              // into a bytes.Buffer
+	_, _ = w.Write(buf.Bytes()) // the terminal: nothing to do when it is gone
 }
 
 func cmpDesc(a, b float64) int {
