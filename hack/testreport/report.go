@@ -144,7 +144,7 @@ func (r *report) print(w io.Writer, n int) {
 	var pkgs []*pkg
 	var total float64
 	for _, p := range r.pkgs {
-		if p.passed+p.failed+p.skip > 0 || p.action == "fail" || p.action == "" {
+		if p.action != "skip" { // "skip" is go test's "[no test files]"
 			pkgs = append(pkgs, p)
 			total += p.elapsed
 		}
@@ -159,7 +159,7 @@ func (r *report) print(w io.Writer, n int) {
 		if result == "" {
 			result = "did not finish"
 		}
-		fmt.Fprintf(tw, "%s\t%4d\t%4d\t%4d\t%s\t%s\n", seconds(p.elapsed), p.passed, p.failed, p.skip, result, short(p.name))
+		fmt.Fprintf(tw, "%s\t%4d\t%4d\t%4d\t%s\t%s%s\n", seconds(p.elapsed), p.passed, p.failed, p.skip, result, short(p.name), skipped(p.output.String()))
 	}
 	_ = tw.Flush() // into a bytes.Buffer
 	tests := slices.Clone(r.tests)
@@ -180,6 +180,17 @@ func (r *report) print(w io.Writer, n int) {
 	}
 	_ = tw.Flush()              // into a bytes.Buffer
 	_, _ = w.Write(buf.Bytes()) // the terminal: nothing to do when it is gone
+}
+
+// skipped is the reason a package's TestMain gave for running none of its tests
+// (clusterenv.Main outside the e2e tier, say), as " (skipped: ...)", or "".
+func skipped(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if _, why, ok := strings.Cut(l, ": skipped: "); ok {
+			return " (skipped: " + why + ")"
+		}
+	}
+	return ""
 }
 
 func cmpDesc(a, b float64) int {

@@ -67,3 +67,24 @@ func TestReportFailsAPackageThatNeverReported(t *testing.T) {
 		t.Error("a package cut off mid-run (timeout, killed) reported as passed")
 	}
 }
+
+func TestReportNamesAPackageItsTestMainSkipped(t *testing.T) {
+	in := `{"Action":"output","Package":"github.com/mooringhq/mooring/test/e2e","Output":"e2e: skipped: e2e test: [kwok] missing in bin/k8s; run ` + "`make tools`" + `\n"}
+{"Action":"output","Package":"github.com/mooringhq/mooring/test/e2e","Output":"ok  \tgithub.com/mooringhq/mooring/test/e2e\t0.02s\n"}
+{"Action":"pass","Package":"github.com/mooringhq/mooring/test/e2e","Elapsed":0.02}
+{"Action":"output","Package":"github.com/mooringhq/mooring/api/v1","Output":"?   \tgithub.com/mooringhq/mooring/api/v1\t[no test files]\n"}
+{"Action":"skip","Package":"github.com/mooringhq/mooring/api/v1","Elapsed":0}
+`
+	r, err := read(strings.NewReader(in), &strings.Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	r.print(&table, 10)
+	if !strings.Contains(table.String(), "test/e2e (skipped: e2e test: [kwok] missing in bin/k8s; run `make tools`)") {
+		t.Errorf("the table does not say why test/e2e ran nothing:\n%s", table.String())
+	}
+	if strings.Contains(table.String(), "api/v1") {
+		t.Errorf("a package without tests is in the table:\n%s", table.String())
+	}
+}
