@@ -88,7 +88,9 @@ func (e *Env) Require(t testing.TB) {
 }
 
 // Start runs an API server with the CRDs of config/crd/bases and a Mooring manager
-// against it at once, for a program that is not a test (hack/opbench); Stop it when done.
+// against it at once, for a caller that needs them before any test runs; Stop it when
+// done. A package's tests use Main and Require instead, so that its unit tests run
+// without one.
 func Start() (*Env, error) {
 	e := &Env{}
 	e.once.Do(func() { e.startErr = e.start() })
