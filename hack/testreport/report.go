@@ -152,7 +152,7 @@ func (r *report) print(w io.Writer, n int) {
 	slices.SortStableFunc(pkgs, func(a, b *pkg) int { return cmpDesc(a.elapsed, b.elapsed) })
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(&buf, "\nPackages by time (%d; %s summed, run concurrently):\n", len(pkgs), strings.TrimSpace(seconds(total)))
+	fmt.Fprintf(&buf, "\nPackages by time (%d; %s summed):\n", len(pkgs), strings.TrimSpace(seconds(total)))
 	fmt.Fprintln(tw, "   time\tpass\tfail\tskip\tresult\tpackage")
 	for _, p := range pkgs {
 		result := p.action
