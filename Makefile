@@ -81,9 +81,47 @@ lint: ## Run golangci-lint (built once per machine from hack/lint) with .golangc
 	@hack/lint/build.sh
 	bin/golangci-lint run --timeout 10m ./...
 
+# The tiers (docs/testing.md): a test needs no control plane (unit), envtest from bin/k8s
+# (integration) or a local cluster (e2e). testutil reads MOORING_TEST_TIERS and skips the
+# tests of the tiers not named; a tier named there whose binaries are missing fails.
+# E2E_PKGS are the packages whose TestMain starts a cluster (or whose heavy tests start
+# one, or build node images, and are skipped by -short); listed first and longest first
+# (test/real, then test/faults), so the longest packages start first.
+E2E_PKGS   := ./test/real ./test/faults ./test/e2e ./test/portal ./test/plugin ./test/install ./test/ui \
+	./internal/localcluster ./internal/nodeimage
+UNIT_PKGS   = $$(go list ./... | grep -v -x -F $(foreach p,$(E2E_PKGS),-e github.com/mooringhq/mooring/$(patsubst ./%,%,$(p))))
+# How many test binaries run at once, and parallel tests within one: both mostly wait on
+# API servers and clusters (the suite used 0.8 of 2 cores run two at a time), so twice
+# the cores.
+TEST_P        ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) )))
+TEST_PARALLEL ?= 4
+# End-to-end packages run the binaries `make build` made instead of building their own.
+E2E_BINS    = MOORING_OPERATOR_BIN=$(CURDIR)/bin/mooring MOORING_PORTAL_BIN=$(CURDIR)/bin/mooring-portal
+# Every tier's go test writes JSON into hack/testreport: failures as they happen, then each
+# package's time and the ten slowest tests.
+GO_TEST     = go test $(GO_TEST_FLAGS) -p $(TEST_P) -parallel $(TEST_PARALLEL) -json
+TESTREPORT  = bin/testreport
+
+.PHONY: testreport
+testreport:
+	@go build -o $(TESTREPORT) ./hack/testreport
+
 .PHONY: test
-test: tools verify lint build ## Run every test: unit, envtest integration, and end to end on a local cluster.
-	KUBEBUILDER_ASSETS=$(TEST_ASSETS) go test $(GO_TEST_FLAGS) ./...
+test: tools verify lint build testreport ## Run every test, the three tiers in one go test: unit, envtest integration, end to end on local clusters and the real node.
+	MOORING_TEST_TIERS=unit,integration,e2e KUBEBUILDER_ASSETS=$(TEST_ASSETS) $(E2E_BINS) \
+		$(GO_TEST) $(E2E_PKGS) ./... | $(TESTREPORT)
+
+.PHONY: test-unit
+test-unit: testreport ## Run the tests that need no control plane (no `make tools` needed; under 2 minutes).
+	MOORING_TEST_TIERS=unit $(GO_TEST) -short $(UNIT_PKGS) | $(TESTREPORT)
+
+.PHONY: test-integration
+test-integration: tools testreport ## Run the tests against envtest (bin/k8s), with the unit tests of their packages.
+	MOORING_TEST_TIERS=integration,unit KUBEBUILDER_ASSETS=$(TEST_ASSETS) $(GO_TEST) -short $(UNIT_PKGS) | $(TESTREPORT)
+
+.PHONY: test-e2e
+test-e2e: tools build testreport ## Run the end-to-end packages on local clusters, and the real-pod tier (test/real).
+	MOORING_TEST_TIERS=e2e,unit KUBEBUILDER_ASSETS=$(TEST_ASSETS) $(E2E_BINS) $(GO_TEST) $(E2E_PKGS) | $(TESTREPORT)
 
 # Executions per conversion fuzz target in `make fuzz`; the builder target gets a tenth.
 FUZZ_EXECS ?= 1000000
@@ -137,4 +175,4 @@ dev-clean: ## Stop the local cluster and delete its state (.mooring).
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*##/ { printf "  %-17s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)

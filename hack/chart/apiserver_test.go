@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/mooringhq/mooring/internal/testutil"
 )
 
 // The API server of the tests that need one (kubeconform's schemas, the deprecation
@@ -36,6 +38,7 @@ func TestMain(m *testing.M) {
 // apiServer returns the config of the tests' API server, starting it on first use.
 func apiServer(t *testing.T) *rest.Config {
 	t.Helper()
+	testutil.RequireTier(t, testutil.Integration)
 	apiOnce.Do(func() { apiConfig, apiErr = startAPIServer() })
 	if apiErr != nil {
 		t.Fatal(apiErr)

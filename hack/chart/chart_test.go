@@ -16,6 +16,8 @@ import (
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/mooringhq/mooring/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -27,6 +29,7 @@ var chartPath = filepath.Join(repoRoot, chartDir)
 // TestGeneratedTemplatesAreCurrent fails when config/ changed (say a new RBAC marker and
 // `make manifests`) without `make chart` regenerating the chart's templates.
 func TestGeneratedTemplatesAreCurrent(t *testing.T) {
+	testutil.RequireTools(t, "kubectl")
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +71,7 @@ var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.
 // field, apart from Helm's labels, the keep annotation on CRDs and the Namespaces (which
 // `helm install --namespace` owns; the portal's objects move into the release namespace).
 func TestChartMatchesKustomize(t *testing.T) {
+	testutil.RequireTools(t, "kubectl")
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)

@@ -20,16 +20,17 @@ import (
 
 var c client.Client
 
-func TestMain(m *testing.M) {
-	testutil.MainAPIServer(m, func(cfg *rest.Config) error {
-		migrator, err := crdmigrator.New(cfg)
-		if err != nil {
-			return err
-		}
-		c = migrator.Client
-		return nil
-	})
-}
+// apiServer is the package's API server, started by the first test that requires it.
+var apiServer = testutil.APIServer{Set: func(cfg *rest.Config) error {
+	migrator, err := crdmigrator.New(cfg)
+	if err != nil {
+		return err
+	}
+	c = migrator.Client
+	return nil
+}}
+
+func TestMain(m *testing.M) { apiServer.Main(m) }
 
 // widgetCRD has two versions of one schema, so the API server converts between them
 // without a webhook; storage says which one objects are written in.
@@ -107,6 +108,7 @@ func getCRD(t *testing.T, name string) *apiextensionsv1.CustomResourceDefinition
 // removes v1 from the CRD altogether, which the API server allows only once no stored
 // object can be in v1 any more; every widget must still read back unchanged.
 func TestMigrate(t *testing.T) {
+	apiServer.Require(t)
 	ctx := context.Background()
 	group := "migrate.test.mooring.dev"
 	crd := widgetCRD(group, "v1", "v1", "v2")
@@ -192,6 +194,7 @@ func TestMigrate(t *testing.T) {
 // TestMigrateUntouchedWhenCurrent checks that a CRD whose storedVersions is already the
 // storage version alone costs no write.
 func TestMigrateUntouchedWhenCurrent(t *testing.T) {
+	apiServer.Require(t)
 	ctx := context.Background()
 	group := "current.test.mooring.dev"
 	crd := widgetCRD(group, "v1", "v1")

@@ -21,6 +21,7 @@ import (
 // through the deleted release's Service. Install (make dev-up) points the conversion at
 // this host instead of failing on "exactly one of url or service is required".
 func TestInstallOverAChartsCRD(t *testing.T) {
+	testutil.RequireTier(t, testutil.Integration)
 	env := &envtest.Environment{BinaryAssetsDirectory: testutil.AssetsDir()}
 	cfg, err := env.Start()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // The production manifests (kubectl apply -k config/default) render, and name the webhook
 // configurations and the conversion CRD the way the operator's CA injection expects.
 func TestProductionManifestsRender(t *testing.T) {
+	testutil.RequireTools(t, "kubectl")
 	root := testutil.RepoRoot()
 	out, err := exec.Command(filepath.Join(root, "bin", "k8s", "kubectl"), "kustomize", filepath.Join(root, "config", "default")).CombinedOutput()
 	if err != nil {
@@ -56,6 +57,7 @@ func TestProductionManifestsRender(t *testing.T) {
 // The cert-manager overlay renders: cert-manager injects the CA into both webhook
 // configurations and the conversion CRD, and Mooring leaves certificates alone.
 func TestCertManagerOverlayRenders(t *testing.T) {
+	testutil.RequireTools(t, "kubectl")
 	root := testutil.RepoRoot()
 	out, err := exec.Command(filepath.Join(root, "bin", "k8s", "kubectl"), "kustomize", filepath.Join(root, "config", "certmanager")).CombinedOutput()
 	if err != nil {

@@ -78,6 +78,7 @@ const certCaseEnv = "MOORING_CERT_TEST_CASE"
 // Each case runs in a test process of its own, with its own API server: the rotator
 // registers a controller name, which controller-runtime allows once per process.
 func TestSelfManagedCertificates(t *testing.T) {
+	testutil.RequireTier(t, testutil.Integration)
 	for _, tc := range []struct {
 		name string
 		run  func(t *testing.T)

@@ -30,12 +30,13 @@ import (
 
 var admin *rest.Config
 
-func TestMain(m *testing.M) {
-	testutil.MainAPIServer(m, func(cfg *rest.Config) error {
-		admin = cfg
-		return nil
-	})
-}
+// apiServer is the package's API server, started by the first test that requires it.
+var apiServer = testutil.APIServer{Set: func(cfg *rest.Config) error {
+	admin = cfg
+	return nil
+}}
+
+func TestMain(m *testing.M) { apiServer.Main(m) }
 
 // identities are ServiceAccounts of one test and their tokens.
 type identities struct {
@@ -126,6 +127,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // (config/rbac/metrics_auth_role.yaml) for the reviews: only a caller bound to
 // config/prometheus/metrics_reader_role.yaml reads /metrics.
 func TestSecureMetricsEndpoint(t *testing.T) {
+	apiServer.Require(t)
 	id := newIdentities(t, "operator", "prometheus", "stranger")
 	id.bind(t, "config/rbac/metrics_auth_role.yaml", "operator")
 	id.bind(t, "config/prometheus/metrics_reader_role.yaml", "prometheus")
@@ -219,6 +221,7 @@ func TestSecureMetricsEndpoint(t *testing.T) {
 // TestReviewsNeedTheOperatorRole shows what the role is for: without it the API server
 // refuses the operator's TokenReview, and the scrape fails closed (500, not the metrics).
 func TestReviewsNeedTheOperatorRole(t *testing.T) {
+	apiServer.Require(t)
 	id := newIdentities(t, "operator", "prometheus")
 	id.bind(t, "config/prometheus/metrics_reader_role.yaml", "prometheus")
 	cfg := id.as("operator")

@@ -59,6 +59,7 @@ func TestMain(m *testing.M) {
 // impersonate (--as). Tests share it: each uses names of its own.
 func rolesCluster(t *testing.T) (client.Client, string) {
 	t.Helper()
+	testutil.RequireTier(t, testutil.Integration)
 	cluster.once.Do(func() { cluster.err = startCluster() })
 	if cluster.err != nil {
 		t.Fatal(cluster.err)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,12 +27,23 @@ import (
 	"github.com/mooringhq/mooring/internal/metrics"
 )
 
-// Env is a running API server with Mooring's manager reconciling against it.
+// Env is a package's API server with Mooring's manager reconciling against it. It is
+// started by the first test that needs it (Require, or Namespace, Kubectl, User, which
+// call it) and stopped by Main after the last, so the package's pure tests run without
+// one, and without bin/k8s.
 type Env struct {
 	// Config reaches the API server as an admin; Client is built from it and does not
-	// go through the manager's cache or request counting.
+	// go through the manager's cache or request counting. Both are nil until Require
+	// has returned.
 	Config *rest.Config
 	Client client.Client
+
+	once     sync.Once
+	startErr error
+	onStart  []func(*Env) error
+	onStop   []func()
+	// usersMu serialises envtest's AddUser and the admin kubeconfig of Kubectl.
+	usersMu sync.Mutex
 
 	env        *envtest.Environment
 	kubeconfig string
@@ -53,14 +65,45 @@ func AssetsDir() string {
 	return filepath.Join(RepoRoot(), "bin", "k8s")
 }
 
-// Start runs an API server with the CRDs of config/crd/bases and a Mooring manager
-// against it. Call it from TestMain and Stop when the tests are done.
-func Start() (*Env, error) {
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
-	if _, err := os.Stat(filepath.Join(AssetsDir(), "kube-apiserver")); err != nil {
-		return nil, fmt.Errorf("no kube-apiserver in %s: run `make tools` first (or set KUBEBUILDER_ASSETS)", AssetsDir())
+// OnStart registers f to run once the API server and the manager have started, before
+// the first test that needs them goes on: a package's own set-up on the API server.
+// Register from TestMain (in Main's set), before any test runs.
+func (e *Env) OnStart(f func(*Env) error) { e.onStart = append(e.onStart, f) }
+
+// OnStop registers f to run when the Env stops, before its manager and API server do,
+// the last registered first: what an OnStart function started (a second manager).
+func (e *Env) OnStop(f func()) { e.onStop = append(e.onStop, f) }
+
+// Require starts the package's API server and manager for the first test that calls it
+// and returns once they are ready. It skips t when the integration tier is not selected
+// or its binaries are missing (see RequireTier), and fails it when they cannot start:
+// every later test then fails with the same error rather than retrying.
+func (e *Env) Require(t testing.TB) {
+	t.Helper()
+	RequireTier(t, Integration)
+	e.once.Do(func() { e.startErr = e.start() })
+	if e.startErr != nil {
+		t.Fatalf("start the package's API server: %v", e.startErr)
 	}
-	e := &Env{env: &envtest.Environment{
+}
+
+// Start runs an API server with the CRDs of config/crd/bases and a Mooring manager
+// against it at once, for a caller that needs them before any test runs; Stop it when
+// done. A package's tests use Main and Require instead, so that its unit tests run
+// without one.
+func Start() (*Env, error) {
+	e := &Env{}
+	e.once.Do(func() { e.startErr = e.start() })
+	return e, e.startErr
+}
+
+// start runs the API server and the manager, then the OnStart functions.
+func (e *Env) start() error {
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+	if missing := MissingAssets(); len(missing) > 0 {
+		return fmt.Errorf("%v missing in %s: run `make tools` first (or set KUBEBUILDER_ASSETS)", missing, AssetsDir())
+	}
+	e.env = &envtest.Environment{
 		BinaryAssetsDirectory: AssetsDir(),
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
@@ -68,14 +111,14 @@ func Start() (*Env, error) {
 		// at the manager below, with a CA of its own.
 		CRDInstallOptions:     envtest.CRDInstallOptions{Scheme: manager.Scheme},
 		WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{filepath.Join(RepoRoot(), "config", "webhook")}},
-	}}
+	}
 	cfg, err := e.env.Start()
 	if err != nil {
-		return nil, fmt.Errorf("start envtest: %w", err)
+		return fmt.Errorf("start envtest: %w", err)
 	}
-	e.Config = cfg
-	if e.Client, err = client.New(cfg, client.Options{Scheme: manager.Scheme}); err != nil {
-		return nil, err
+	c, err := client.New(cfg, client.Options{Scheme: manager.Scheme})
+	if err != nil {
+		return err
 	}
 	wh := e.env.WebhookInstallOptions
 	mgr, err := manager.New(cfg, ctrl.Options{
@@ -86,29 +129,46 @@ func Start() (*Env, error) {
 		}),
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := manager.SetupWebhooks(mgr, manager.WebhookOptions{CertManagement: manager.CertsExternal}); err != nil {
-		return nil, err
+		return err
 	}
 	if err := manager.Setup(mgr, manager.Options{MaxConcurrentReconciles: 4,
 		Metrics: metrics.Options{WebhookCertDir: wh.LocalServingCertDir}}); err != nil {
-		return nil, err
+		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan error, 1)
 	go func() { e.done <- mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return nil, fmt.Errorf("manager cache did not sync")
+		return fmt.Errorf("manager cache did not sync")
 	}
 	if err := Poll(DefaultTimeout, func() error { return mgr.GetWebhookServer().StartedChecker()(nil) }); err != nil {
-		return nil, fmt.Errorf("webhook server did not start: %w", err)
+		return fmt.Errorf("webhook server did not start: %w", err)
 	}
-	return e, nil
+	// Published last: a test sees Config and Client only once the manager serves.
+	e.Config, e.Client = cfg, c
+	for _, f := range e.onStart {
+		if err := f(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// Stop stops the manager, then the API server and etcd.
+// Stop stops the manager, then the API server and etcd, if they were started.
 func (e *Env) Stop() error {
+	for i := len(e.onStop) - 1; i >= 0; i-- {
+		e.onStop[i]()
+	}
+	e.onStop = nil
+	if e.cancel == nil {
+		if e.env != nil {
+			return e.env.Stop() // started halfway: the manager never ran
+		}
+		return nil
+	}
 	e.cancel()
 	err := <-e.done
 	if e.kubeconfig != "" {
@@ -123,6 +183,7 @@ func (e *Env) Stop() error {
 // Namespace creates a namespace for one test, named after it.
 func (e *Env) Namespace(t testing.TB) string {
 	t.Helper()
+	e.Require(t)
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
 	if len(name) > 50 {
 		name = name[:50]
@@ -141,14 +202,11 @@ func zapLevel() zapcore.Level {
 	return zapcore.ErrorLevel // envtest output stays readable
 }
 
-// Main is a package's TestMain: it starts an Env, hands it to set (the package's own
-// variable), runs the tests, stops the Env and exits with the tests' code.
+// Main is a package's TestMain: it hands a not yet started Env to set (which stores it
+// in the package's own variable and may register OnStart functions), runs the tests,
+// stops the Env if a test started it, and exits with the tests' code.
 func Main(m *testing.M, set func(*Env)) {
-	env, err := Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	env := &Env{}
 	set(env)
 	code := m.Run()
 	if err := env.Stop(); err != nil {
@@ -157,24 +215,47 @@ func Main(m *testing.M, set func(*Env)) {
 	os.Exit(code)
 }
 
-// MainAPIServer is a package's TestMain when its tests need only an API server and etcd
-// (no CRDs, no manager): it starts them, hands the admin configuration to set, runs the
-// tests unless set fails, stops them and exits with the tests' code.
-func MainAPIServer(m *testing.M, set func(cfg *rest.Config) error) {
-	env := &envtest.Environment{BinaryAssetsDirectory: AssetsDir()}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start envtest:", err)
-		os.Exit(1)
+// APIServer is a package's bare API server and etcd (no CRDs, no manager), started by
+// the first test that calls Require and stopped by Main after the last.
+type APIServer struct {
+	// Set runs once the API server has started, with its admin configuration: the
+	// package's own set-up. An error fails every test that requires the API server.
+	Set func(cfg *rest.Config) error
+
+	once sync.Once
+	err  error
+	env  *envtest.Environment
+}
+
+// Require starts the API server for the first test that calls it. It skips or fails t
+// as Env.Require does.
+func (a *APIServer) Require(t testing.TB) {
+	t.Helper()
+	RequireTier(t, Integration)
+	a.once.Do(func() {
+		a.env = &envtest.Environment{BinaryAssetsDirectory: AssetsDir()}
+		cfg, err := a.env.Start()
+		if err != nil {
+			a.err = fmt.Errorf("start envtest: %w", err)
+			return
+		}
+		if a.Set != nil {
+			a.err = a.Set(cfg)
+		}
+	})
+	if a.err != nil {
+		t.Fatalf("start the package's API server: %v", a.err)
 	}
-	code := 1
-	if err := set(cfg); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-	} else {
-		code = m.Run()
-	}
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop envtest:", err)
+}
+
+// Main is a package's TestMain: it runs the tests, stops the API server if a test
+// started it, and exits with the tests' code.
+func (a *APIServer) Main(m *testing.M) {
+	code := m.Run()
+	if a.env != nil {
+		if err := a.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop envtest:", err)
+		}
 	}
 	os.Exit(code)
 }

@@ -29,7 +29,10 @@ type User struct {
 // User adds a user named name in groups to the API server.
 func (e *Env) User(t testing.TB, name string, groups ...string) User {
 	t.Helper()
+	e.Require(t)
+	e.usersMu.Lock() // envtest adds users one at a time
 	u, err := e.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	e.usersMu.Unlock()
 	if err != nil {
 		t.Fatalf("add user %s: %v", name, err)
 	}

@@ -176,6 +176,7 @@ spec:
 // developer in a namespace enforcing restricted (and in one without the label), admitted
 // in one labelled privileged.
 func TestRootFollowsTheNamespacePodSecurityLevel(t *testing.T) {
+	env.Require(t)
 	ctx := context.Background()
 	label := func(ns, level string) {
 		testutil.Update(t, env.Client, client.ObjectKey{Name: ns}, &corev1.Namespace{}, func(n *corev1.Namespace) {

@@ -80,6 +80,7 @@ func apiServerFamily(fams map[string]*dto.MetricFamily, series string) *dto.Metr
 // metric names labels that the API server puts on it, and the crd_name it selects is the
 // one the API server reports for Mooring's DatabaseCluster conversions.
 func TestAPIServerSelectorsMatchTheAPIServer(t *testing.T) {
+	env.Require(t)
 	_, spec := rulesFile(t)
 	fams := apiServerFamilies(t)
 	operator := knownNames(t)

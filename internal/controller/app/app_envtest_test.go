@@ -50,6 +50,7 @@ func updateApp(t *testing.T, key types.NamespacedName, change func(*mooringv1.Ap
 func image(d *appsv1.Deployment) string { return d.Spec.Template.Spec.Containers[0].Image }
 
 func TestAppCreatesChildrenWithOwnerAndLabels(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "web", func(a *mooringv1.App) {
 		a.Spec.Config = "greeting=hello"
@@ -88,6 +89,7 @@ func TestAppCreatesChildrenWithOwnerAndLabels(t *testing.T) {
 }
 
 func TestAppChildrenFollowSpecChanges(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "api", nil)
 	key := client.ObjectKeyFromObject(a)
@@ -149,6 +151,7 @@ func TestAppChildrenFollowSpecChanges(t *testing.T) {
 }
 
 func TestAppRepairsChildren(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "repair", func(a *mooringv1.App) { a.Spec.Port = ptr.To[int32](80) })
 	key := client.ObjectKeyFromObject(a)
@@ -184,6 +187,7 @@ func TestAppRepairsChildren(t *testing.T) {
 }
 
 func TestAppStatusFollowsDeployment(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "status", nil)
 	key := client.ObjectKeyFromObject(a)
@@ -222,6 +226,7 @@ func TestAppStatusFollowsDeployment(t *testing.T) {
 }
 
 func TestInvalidAppsRejected(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	tests := map[string]struct {
 		mutate    func(*mooringv1.App)
@@ -256,6 +261,7 @@ func TestInvalidAppsRejected(t *testing.T) {
 }
 
 func TestPausedAppIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "paused", nil)
 	key := client.ObjectKeyFromObject(a)
@@ -325,6 +331,7 @@ func TestConvergedAppReconcileMakesNoWrites(t *testing.T) {
 // no Deployment controller), and while an autoscaler owns the count instead of
 // spec.replicas.
 func TestSampleAppShowsPrintColumns(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	sample := testutil.RepoRoot() + "/config/samples/mooring_v1_app.yaml"
 	env.Kubectl(t, "apply", "-n", ns, "-f", sample)

@@ -152,6 +152,7 @@ func conversions(t *testing.T, kind, path string) float64 {
 // create fails with AlreadyExists, and the App reports the conflict instead of taking the
 // object over.
 func TestForeignObjectOutsideTheCacheIsNotTakenOver(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	foreign := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: ns, Labels: map[string]string{"team": "other"}},
@@ -250,6 +251,7 @@ func notes(es []eventsv1.Event) []string {
 // hand) makes the create fail with AlreadyExists; the engine finds it is the App's own and
 // applies over it, which puts the labels and the desired spec back.
 func TestOwnChildOutsideTheCacheIsAppliedOver(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "unlabelled", func(a *mooringv1.App) {
 		a.Spec.Port = ptr.To[int32](8080)

@@ -53,6 +53,7 @@ func condition(a *mooringv1.App, condType string) *metav1.Condition {
 // scales the Deployment, refuses `kubectl scale app`, and takes the field back when
 // autoscaling is removed.
 func TestAutoscalingHandsReplicasOver(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "scaled", nil) // 2 replicas
 	key := client.ObjectKeyFromObject(a)
@@ -153,6 +154,7 @@ func TestAutoscalingHandsReplicasOver(t *testing.T) {
 // An HPA that cannot scale (its CPU utilization target needs a CPU request the pods do not
 // have) is reported on the App, which otherwise looks Running at the count it has.
 func TestAutoscalerThatCannotScaleIsReported(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "stuck", func(a *mooringv1.App) {
 		a.Spec.Replicas = nil
@@ -207,6 +209,7 @@ func TestAutoscalerThatCannotScaleIsReported(t *testing.T) {
 // A ConfigMap or Secret in spec.envFrom that does not exist yet holds the App back with a
 // condition and an event; it proceeds the moment they appear (index and watch, no polling).
 func TestEnvFromWaitsForItsReferences(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "envfrom", func(a *mooringv1.App) {
 		a.Spec.EnvFrom = []corev1.EnvFromSource{
@@ -379,6 +382,7 @@ var bindBoth = func(a *mooringv1.App) {
 // binding projected; a rotated password rolls the pods of an env binding once the
 // database has it.
 func TestBindingsWaitProjectAndRoll(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	dbKey, cacheKey := createDatabaseAndCache(t, ns)
 	a := createApp(t, ns, "shop", bindBoth)
@@ -480,6 +484,7 @@ func TestBindingsWaitProjectAndRoll(t *testing.T) {
 // rolling update) keeps applying its changes: a new image still rolls out, and
 // BindingsReady=False only says why the service may not answer.
 func TestBindingToServiceNotRunningStillAppliesChanges(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	dbKey, _ := createDatabaseAndCache(t, ns)
 	makeDatabaseRunning(t, dbKey)

@@ -56,6 +56,7 @@ func memoryLimit(c corev1.Container) string {
 }
 
 func TestCacheCreatesChildrenWithOwnerAndLabels(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	c := createCache(t, ns, "sessions", func(c *mooringv1.CacheInstance) { c.Spec.Replicas = ptr.To[int32](2) })
 	key := client.ObjectKeyFromObject(c)
@@ -105,6 +106,7 @@ func TestCacheCreatesChildrenWithOwnerAndLabels(t *testing.T) {
 // The PodDisruptionBudget exists exactly while there is more than one replica, also when
 // the replicas change through the scale subresource.
 func TestCachePodDisruptionBudgetFollowsReplicas(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	c := createCache(t, ns, "pdb", func(c *mooringv1.CacheInstance) { c.Spec.Replicas = ptr.To[int32](2) })
 	key := client.ObjectKeyFromObject(c)
@@ -130,6 +132,7 @@ func TestCachePodDisruptionBudgetFollowsReplicas(t *testing.T) {
 }
 
 func TestCacheMemoryChangeUpdatesArgsAndLimit(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	c := createCache(t, ns, "mem", nil)
 	key := client.ObjectKeyFromObject(c)
@@ -152,6 +155,7 @@ func TestCacheMemoryChangeUpdatesArgsAndLimit(t *testing.T) {
 }
 
 func TestCacheStatusFollowsDeployment(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	c := createCache(t, ns, "status", func(c *mooringv1.CacheInstance) {
 		c.Spec.Replicas = ptr.To[int32](2)
@@ -197,6 +201,7 @@ func TestCacheStatusFollowsDeployment(t *testing.T) {
 }
 
 func TestInvalidCacheInstancesRejected(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	tests := map[string]struct {
 		mutate    func(*mooringv1.CacheInstance)
@@ -228,6 +233,7 @@ func TestInvalidCacheInstancesRejected(t *testing.T) {
 }
 
 func TestCacheInstanceDefaults(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	check := func(c *mooringv1.CacheInstance) error {
 		s := c.Spec
@@ -264,6 +270,7 @@ func TestCacheInstanceDefaults(t *testing.T) {
 // A Deployment of the same name that the CacheInstance does not control is not taken
 // over: the CacheInstance reports the conflict instead.
 func TestCacheNameTakenByApp(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	a := &mooringv1.App{
 		ObjectMeta: metav1.ObjectMeta{Name: "shared", Namespace: ns},
@@ -316,6 +323,7 @@ func TestConvergedCacheReconcileMakesNoWrites(t *testing.T) {
 
 // The sample shows the print columns in `kubectl get`, and the API explains its fields.
 func TestSampleCacheInstanceShowsPrintColumns(t *testing.T) {
+	t.Parallel()
 	ns := env.Namespace(t)
 	env.Kubectl(t, "apply", "-n", ns, "-f", testutil.RepoRoot()+"/config/samples/mooring_v1_cacheinstance.yaml")
 	testutil.WaitFor(t, env.Client, types.NamespacedName{Namespace: ns, Name: "sessions"}, &mooringv1.CacheInstance{}, "sample CacheInstance reconciled", func(c *mooringv1.CacheInstance) error {

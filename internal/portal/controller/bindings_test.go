@@ -154,6 +154,7 @@ func TestBindingsFollowTheUser(t *testing.T) {
 // TestReconcilerHoldsTheLease: the reconciler runs only once it holds the portal's
 // Lease, so of several replicas only one writes bindings.
 func TestReconcilerHoldsTheLease(t *testing.T) {
+	env.Require(t)
 	testutil.Eventually(t, converge, "the Lease "+controller.LeaseName+" to be held", func() error {
 		l := &coordinationv1.Lease{}
 		if err := admin.Get(context.Background(), types.NamespacedName{Namespace: devenv.PortalNamespace, Name: controller.LeaseName}, l); err != nil {

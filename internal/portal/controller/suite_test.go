@@ -26,27 +26,17 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	if env, err = testutil.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop envtest:", err)
-		}
-	}()
-	stop, err := setup()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "portal set-up:", err)
-		return 1
-	}
-	defer stop() // before the API server goes, or leader election fails loudly
-	return m.Run()
+	testutil.Main(m, func(e *testutil.Env) {
+		env = e
+		e.OnStart(func(*testutil.Env) error {
+			stop, err := setup()
+			if err != nil {
+				return fmt.Errorf("portal set-up: %w", err)
+			}
+			e.OnStop(stop) // before the API server goes, or leader election fails loudly
+			return nil
+		})
+	})
 }
 
 // setup installs the portal's RBAC and starts its manager as the portal's

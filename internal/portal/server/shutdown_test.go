@@ -16,6 +16,7 @@ import (
 // TestGracefulShutdown: when its context ends, Serve stops accepting, finishes, returns
 // nil, and /readyz answers 503 from then on so a load balancer stops sending.
 func TestGracefulShutdown(t *testing.T) {
+	env.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := server.New(ctx, baseConfig())

@@ -58,24 +58,27 @@ func TestMain(m *testing.M) {
 	slog.SetDefault(telemetry.NewLogger(&logs, slog.LevelInfo))
 	testutil.Main(m, func(e *testutil.Env) {
 		env = e
-		root := testutil.RepoRoot()
-		dir, err := os.MkdirTemp("", "portal-envtest-")
-		if err != nil {
-			panic(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_, portalConfig, err = devenv.InstallPortal(ctx, e.Config, root, filepath.Join(testutil.AssetsDir(), "kubectl"), dir)
-		if err != nil {
-			panic(err)
-		}
-		if admin, err = client.New(e.Config, client.Options{Scheme: server.Scheme}); err != nil {
-			panic(err)
-		}
-		if validator, err = validate.New(); err != nil {
-			panic(err)
-		}
+		e.OnStart(installPortal)
 	})
+}
+
+// installPortal installs the portal's namespace, RBAC and identity on the package's API
+// server once it has started, as config/portal does.
+func installPortal(e *testutil.Env) error {
+	dir, err := os.MkdirTemp("", "portal-envtest-")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, portalConfig, err = devenv.InstallPortal(ctx, e.Config, testutil.RepoRoot(), filepath.Join(testutil.AssetsDir(), "kubectl"), dir); err != nil {
+		return err
+	}
+	if admin, err = client.New(e.Config, client.Options{Scheme: server.Scheme}); err != nil {
+		return err
+	}
+	validator, err = validate.New()
+	return err
 }
 
 // baseConfig is a portal configuration for tests: short lockouts, generous limits.
@@ -109,6 +112,7 @@ type portal struct {
 
 func newPortal(t testing.TB, change func(*server.Config)) *portal {
 	t.Helper()
+	env.Require(t)
 	cfg := baseConfig()
 	if change != nil {
 		change(&cfg)

@@ -82,7 +82,18 @@ type Options struct {
 // everything. It fails the package when the operator was denied any request by RBAC, or
 // when a password Mooring generated appears in a log, an event or a status, or was not
 // looked for although a test declared it (ExpectPassword).
+//
+// When the e2e tier is not selected (MOORING_TEST_TIERS), or bin/k8s lacks a binary and
+// the tier was not selected by name, it runs no test and passes, saying why.
 func Main(m *testing.M, env **Env, o Options) {
+	binDir := filepath.Join(testutil.RepoRoot(), "bin", "k8s")
+	if why, fatal := testutil.Unavailable(testutil.E2E, localcluster.MissingBinaries(binDir)); why != "" {
+		fmt.Fprintf(os.Stderr, "%s: skipped: %s\n", o.Name, why)
+		if fatal {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code, err := run(m, env, o)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", o.Name, err)
@@ -151,12 +162,10 @@ func Start(o Options) (*Env, error) {
 	if e.StateDir, err = os.MkdirTemp("", "mooring-"+o.Name+"-"); err != nil {
 		return nil, err
 	}
-	// Build the operator from this checkout, so a test never runs a stale binary.
-	e.OperatorBin = filepath.Join(e.StateDir, "mooring")
-	build := exec.Command("go", "build", "-o", e.OperatorBin, "./cmd/mooring")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return e, fmt.Errorf("build operator: %w", err)
+	// The operator `make test-e2e` built once for every package, else built from this
+	// checkout now, so a test never runs a stale binary.
+	if e.OperatorBin, err = testutil.Binary(testutil.OperatorBinEnv, "./cmd/mooring", filepath.Join(e.StateDir, "mooring")); err != nil {
+		return e, err
 	}
 
 	apiServerArgs := o.APIServerArgs

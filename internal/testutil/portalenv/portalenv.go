@@ -5,15 +5,14 @@ package portalenv
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/mooringhq/mooring/internal/devenv"
 	"github.com/mooringhq/mooring/internal/localcluster"
+	"github.com/mooringhq/mooring/internal/testutil"
 	"github.com/mooringhq/mooring/internal/testutil/clusterenv"
 )
 
@@ -35,12 +34,10 @@ type Env struct {
 func Install(ctx context.Context, e *clusterenv.Env, adminPassword string) (*Env, error) {
 	p := &Env{Bin: filepath.Join(e.StateDir, "mooring-portal"), AdminPassword: adminPassword, cluster: e,
 		AdminPasswordFile: filepath.Join(e.StateDir, "portal-admin-password")}
-	build := exec.CommandContext(ctx, "go", "build", "-o", p.Bin, "./cmd/mooring-portal")
-	build.Dir, build.Stdout, build.Stderr = e.Root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("build portal: %w", err)
-	}
 	var err error
+	if p.Bin, err = testutil.Binary(testutil.PortalBinEnv, "./cmd/mooring-portal", p.Bin); err != nil {
+		return nil, err
+	}
 	if p.Kubeconfig, p.Config, err = devenv.InstallPortal(ctx, e.Config, e.Root, filepath.Join(e.BinDir, "kubectl"), e.StateDir); err != nil {
 		return nil, err
 	}
