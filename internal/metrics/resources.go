@@ -9,7 +9,6 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
-	"github.com/mooringhq/mooring/internal/engine"
 )
 
 // Kind label values, the Kubernetes kind names.
@@ -40,7 +39,7 @@ type backupTimes struct {
 func newResource(kind string, obj metav1.Object, phase string, conds []metav1.Condition) resource {
 	return resource{
 		kind: kind, namespace: obj.GetNamespace(), name: obj.GetName(), phase: phase,
-		conditions: conds, paused: obj.GetAnnotations()[engine.PausedAnnotation] == "true",
+		conditions: conds, paused: obj.GetAnnotations()[mooringv1.PausedAnnotation] == "true",
 	}
 }
 
@@ -139,7 +138,7 @@ func Deadline(b *mooringv1.Backup) time.Time {
 // schedule is the Backup's parsed schedule and the time its due runs count from: the
 // last success, or the creation before the first. ok is false when nothing is due.
 func schedule(b *mooringv1.Backup) (sched cron.Schedule, from time.Time, ok bool) {
-	if b.Spec.Suspend || b.GetAnnotations()[engine.PausedAnnotation] == "true" {
+	if b.Spec.Suspend || b.GetAnnotations()[mooringv1.PausedAnnotation] == "true" {
 		return nil, time.Time{}, false
 	}
 	sched, err := cron.ParseStandard(b.Spec.Schedule)

@@ -22,7 +22,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/manager"
 	"github.com/mooringhq/mooring/internal/webhook"
 )
@@ -30,13 +29,10 @@ import (
 // The plugin names what the operator defines without importing it; these must agree.
 func TestNamesMatchTheOperator(t *testing.T) {
 	pairs := map[string][2]string{
-		"paused annotation":    {PausedAnnotation, engine.PausedAnnotation},
-		"reconcile annotation": {ReconcileRequestedAnnotation, engine.ReconcileRequestedAnnotation},
-		"paused condition":     {conditionPaused, engine.ConditionPaused},
-		"mutating config":      {MutatingConfigName, webhook.MutatingConfigName},
-		"validating config":    {ValidatingConfigName, webhook.ValidatingConfigName},
-		"conversion CRD":       {ConversionCRDName, webhook.ConversionCRDName},
-		"leader lease":         {LeaseName, manager.LeaseName},
+		"mutating config":   {MutatingConfigName, webhook.MutatingConfigName},
+		"validating config": {ValidatingConfigName, webhook.ValidatingConfigName},
+		"conversion CRD":    {ConversionCRDName, webhook.ConversionCRDName},
+		"leader lease":      {LeaseName, manager.LeaseName},
 	}
 	for name, p := range pairs {
 		if p[0] != p[1] {

@@ -150,16 +150,9 @@ func (s *Snapshot) addChildren(n *Node, root metav1.Object, now time.Time, compo
 func labelledFor(o, root metav1.Object, components []string) bool {
 	l := o.GetLabels()
 	return o.GetNamespace() == root.GetNamespace() && len(o.GetOwnerReferences()) == 0 &&
-		l[managedByLabel] == managedBy && l[instanceLabel] == root.GetName() && slices.Contains(components, l[componentLabel])
+		l[mooringv1.ManagedByLabel] == mooringv1.ManagedBy && l[mooringv1.InstanceLabel] == root.GetName() &&
+		slices.Contains(components, l[mooringv1.ComponentLabel])
 }
-
-// Mooring's labels (the operator's engine.*Label).
-const (
-	instanceLabel  = "app.kubernetes.io/instance"
-	componentLabel = "app.kubernetes.io/component"
-	managedByLabel = "app.kubernetes.io/managed-by"
-	managedBy      = "mooring"
-)
 
 // belonging returns pointers to the items mine accepts.
 func belonging[T any, PT interface {

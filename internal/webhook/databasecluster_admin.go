@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
-	"github.com/mooringhq/mooring/internal/engine"
 )
 
 // DatabaseComponent is the app.kubernetes.io/component of a DatabaseCluster's children
@@ -32,7 +32,7 @@ func AdminSecretName(clusterName string) string { return clusterName + adminSecr
 // of the same name somebody else made.
 func IsAdminSecretOf(m metav1.Object, clusterName string) bool {
 	l := m.GetLabels()
-	return l[engine.ManagedByLabel] == engine.ManagedBy && l[engine.InstanceLabel] == clusterName && l[engine.ComponentLabel] == DatabaseComponent
+	return l[mooringv1.ManagedByLabel] == mooringv1.ManagedBy && l[mooringv1.InstanceLabel] == clusterName && l[mooringv1.ComponentLabel] == DatabaseComponent
 }
 
 // validateSecretNameNotAdmin refuses a spec.secretName that names a cluster's superuser

@@ -24,9 +24,9 @@ func TestInvalidScheduleNotReady(t *testing.T) {
 			t.Fatalf("schedule %q accepted", schedule)
 		}
 		deriveStatus(b, observed{scheduleProblem: "spec.schedule " + err.Error()})
-		c := meta.FindStatusCondition(b.Status.Conditions, engine.ConditionReady)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonInvalidSchedule || b.Status.Phase != mooringv1.BackupFailed {
-			t.Errorf("schedule %q: Ready %+v phase %s, want False %s, phase Failed", schedule, c, b.Status.Phase, ReasonInvalidSchedule)
+		c := meta.FindStatusCondition(b.Status.Conditions, mooringv1.ConditionReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != mooringv1.ReasonInvalidSchedule || b.Status.Phase != mooringv1.BackupFailed {
+			t.Errorf("schedule %q: Ready %+v phase %s, want False %s, phase Failed", schedule, c, b.Status.Phase, mooringv1.ReasonInvalidSchedule)
 			continue
 		}
 		if !strings.Contains(c.Message, "spec.schedule") || !strings.Contains(c.Message, why) {

@@ -62,7 +62,7 @@ func (h Handler) ensureAdminSecret(ctx context.Context, s *engine.Scope[*v1beta1
 	}
 	if err == nil {
 		if !isAdminSecretOf(current, db) {
-			setSecretCondition(s, metav1.ConditionFalse, ReasonAdminSecretConflict, fmt.Sprintf(
+			setSecretCondition(s, metav1.ConditionFalse, v1beta1.ReasonAdminSecretConflict, fmt.Sprintf(
 				"Secret %s exists but was not made by Mooring for this cluster; Mooring keeps the superuser password "+
 					"there. Rename or delete that Secret.", key.Name))
 			return false, nil
@@ -95,7 +95,7 @@ func (h Handler) ensureAdminSecret(ctx context.Context, s *engine.Scope[*v1beta1
 		how = fmt.Sprintf("Created Secret %s with the superuser password the cluster was set up with, that of Secret %s; "+
 			"from now on the application's password in %s can change without changing it", key.Name, db.Spec.SecretName, db.Spec.SecretName)
 	default:
-		setSecretCondition(s, metav1.ConditionFalse, ReasonAdminSecretNotFound, fmt.Sprintf(
+		setSecretCondition(s, metav1.ConditionFalse, v1beta1.ReasonAdminSecretNotFound, fmt.Sprintf(
 			"Secret %s with the superuser password does not exist, but the cluster has data (%s): a new password would "+
 				"not be the database's, so Mooring generates none. Re-create the Secret with key %q holding the "+
 				"superuser password the database has.", key.Name, data, PasswordKey))

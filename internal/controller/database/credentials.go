@@ -34,12 +34,7 @@ import (
 var CredentialsScript string
 
 const (
-	// CredentialsJobLabel marks the Jobs that change a cluster's credentials.
-	CredentialsJobLabel = "mooring.dev/database-job"
 	credentialsJobValue = "credentials"
-	// CredentialsHashAnnotation on such a Job is the fingerprint of the credentials it
-	// was made for (status.credentials.hash once it succeeds).
-	CredentialsHashAnnotation = "mooring.dev/credentials-hash"
 	// credentialsComponent labels the Job's pods: not "database", so that the cluster's
 	// Services do not select them.
 	credentialsComponent = "database-credentials"
@@ -78,8 +73,8 @@ func CredentialsJob(db *v1beta1.DatabaseCluster, hash string) *batchv1.Job {
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        CredentialsJobName(db, hash),
-			Labels:      map[string]string{CredentialsJobLabel: credentialsJobValue},
-			Annotations: map[string]string{CredentialsHashAnnotation: hash},
+			Labels:      map[string]string{v1beta1.CredentialsJobLabel: credentialsJobValue},
+			Annotations: map[string]string{v1beta1.CredentialsHashAnnotation: hash},
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptr.To[int32](3),
@@ -263,7 +258,7 @@ func (h Handler) syncCredentials(ctx context.Context, s *engine.Scope[*v1beta1.D
 		rec.AdminHash = f.admin
 	}
 	if rec.AdminHash != f.admin {
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonAdminPasswordChanged, fmt.Sprintf(
+		setCredentialsCondition(s, metav1.ConditionFalse, v1beta1.ReasonAdminPasswordChanged, fmt.Sprintf(
 			"The superuser password in Secret %s is not the one the database was set up with: Mooring cannot change "+
 				"the database's credentials, and does not try the new password. Put the previous password back; if the "+
 				"database has the new one (you changed it yourself), remove status.credentials.adminHash.", AdminSecretName(db)))
@@ -273,7 +268,7 @@ func (h Handler) syncCredentials(ctx context.Context, s *engine.Scope[*v1beta1.D
 	var stale []string
 	for i := range jobs {
 		j := &jobs[i]
-		if j.Annotations[CredentialsHashAnnotation] == f.credentials {
+		if j.Annotations[v1beta1.CredentialsHashAnnotation] == f.credentials {
 			job = j
 			continue
 		}
@@ -292,7 +287,7 @@ func (h Handler) syncCredentials(ctx context.Context, s *engine.Scope[*v1beta1.D
 		}
 	}
 	if len(stale) > 0 {
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncing, fmt.Sprintf(
+		setCredentialsCondition(s, metav1.ConditionFalse, v1beta1.ReasonCredentialsSyncing, fmt.Sprintf(
 			"Stopping Job %v, which was changing the credentials to an earlier version of Secret %s; the current ones "+
 				"follow once it is gone.", stale, db.Spec.SecretName))
 		return nil
@@ -304,18 +299,18 @@ func (h Handler) syncCredentials(ctx context.Context, s *engine.Scope[*v1beta1.D
 				return err
 			}
 		}
-		setCredentialsCondition(s, metav1.ConditionTrue, ReasonCredentialsInSync, inSyncMessage(db))
+		setCredentialsCondition(s, metav1.ConditionTrue, v1beta1.ReasonCredentialsInSync, inSyncMessage(db))
 		return nil
 	}
 	if f.superuser {
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonSuperuserCredentials, fmt.Sprintf(
+		setCredentialsCondition(s, metav1.ConditionFalse, v1beta1.ReasonSuperuserCredentials, fmt.Sprintf(
 			"Secret %s names the superuser %s, whose password Mooring does not change; the database keeps its "+
 				"credentials and bound Apps do not roll. Use another user in that Secret.", db.Spec.SecretName, adminUser(db.Spec.Engine)))
 		return nil
 	}
 	if job == nil {
 		if sts == nil || sts.Status.ReadyReplicas == 0 {
-			setCredentialsCondition(s, metav1.ConditionFalse, ReasonWaitingForPrimary, fmt.Sprintf(
+			setCredentialsCondition(s, metav1.ConditionFalse, v1beta1.ReasonWaitingForPrimary, fmt.Sprintf(
 				"The credentials in Secret %s changed; they are given to the database once its primary is ready. Bound "+
 					"Apps keep revision %d until then.", db.Spec.SecretName, rec.Revision))
 			return nil
@@ -326,26 +321,26 @@ func (h Handler) syncCredentials(ctx context.Context, s *engine.Scope[*v1beta1.D
 		}
 		msg := fmt.Sprintf("The credentials in Secret %s changed; Job %s gives them to the database. Bound Apps keep "+
 			"revision %d until it has.", db.Spec.SecretName, job.Name, rec.Revision)
-		s.Event(corev1.EventTypeNormal, ReasonCredentialsSyncing, "SyncCredentials", msg)
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncing, msg)
+		s.Event(corev1.EventTypeNormal, v1beta1.ReasonCredentialsSyncing, "SyncCredentials", msg)
+		setCredentialsCondition(s, metav1.ConditionFalse, v1beta1.ReasonCredentialsSyncing, msg)
 		return nil
 	}
 	switch finished, failed, why := jobOutcome(job); {
 	case finished && !failed:
 		rec.Revision++
-		rec.Hash = job.Annotations[CredentialsHashAnnotation]
-		s.Event(corev1.EventTypeNormal, ReasonCredentialsInSync, "SyncCredentials", fmt.Sprintf(
+		rec.Hash = job.Annotations[v1beta1.CredentialsHashAnnotation]
+		s.Event(corev1.EventTypeNormal, v1beta1.ReasonCredentialsInSync, "SyncCredentials", fmt.Sprintf(
 			"Job %s gave the database the credentials of Secret %s: revision %d, which bound Apps roll onto.",
 			job.Name, db.Spec.SecretName, rec.Revision))
-		setCredentialsCondition(s, metav1.ConditionTrue, ReasonCredentialsInSync, inSyncMessage(db))
+		setCredentialsCondition(s, metav1.ConditionTrue, v1beta1.ReasonCredentialsInSync, inSyncMessage(db))
 		return s.Delete(ctx, job)
 	case failed:
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncFailed, fmt.Sprintf(
+		setCredentialsCondition(s, metav1.ConditionFalse, v1beta1.ReasonCredentialsSyncFailed, fmt.Sprintf(
 			"Job %s could not give the database the credentials of Secret %s (%s); `kubectl logs job/%s` says why. "+
 				"The database keeps its credentials and bound Apps stay on revision %d. Fix the cause and delete the Job "+
 				"to try again.", job.Name, db.Spec.SecretName, why, job.Name, rec.Revision))
 	default:
-		setCredentialsCondition(s, metav1.ConditionFalse, ReasonCredentialsSyncing, fmt.Sprintf(
+		setCredentialsCondition(s, metav1.ConditionFalse, v1beta1.ReasonCredentialsSyncing, fmt.Sprintf(
 			"Job %s is giving the database the credentials of Secret %s. Bound Apps keep revision %d until it has.",
 			job.Name, db.Spec.SecretName, rec.Revision))
 	}
@@ -372,7 +367,7 @@ func (h Handler) writtenCredentials(ctx context.Context, db *v1beta1.DatabaseClu
 func credentialsJobs(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) ([]batchv1.Job, error) {
 	list := &batchv1.JobList{}
 	labels := engine.Labels(Component, s.Object.Name)
-	labels[CredentialsJobLabel] = credentialsJobValue
+	labels[v1beta1.CredentialsJobLabel] = credentialsJobValue
 	if err := s.Client.List(ctx, list, client.InNamespace(s.Object.Namespace), client.MatchingLabels(labels)); err != nil {
 		return nil, fmt.Errorf("list Jobs: %w", err)
 	}
@@ -388,9 +383,9 @@ func credentialsJobs(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClust
 // setCredentialsCondition sets CredentialsSynced and records one Warning event when it
 // turns False for a reason that needs the user (not on every resync).
 func setCredentialsCondition(s *engine.Scope[*v1beta1.DatabaseCluster], status metav1.ConditionStatus, reason, msg string) {
-	warn := reason == ReasonAdminPasswordChanged || reason == ReasonCredentialsSyncFailed || reason == ReasonSuperuserCredentials
-	if warn && !engine.HasCondition(s.Object, ConditionCredentialsSynced, status, reason) {
+	warn := reason == v1beta1.ReasonAdminPasswordChanged || reason == v1beta1.ReasonCredentialsSyncFailed || reason == v1beta1.ReasonSuperuserCredentials
+	if warn && !engine.HasCondition(s.Object, v1beta1.ConditionCredentialsSynced, status, reason) {
 		s.Event(corev1.EventTypeWarning, reason, "SyncCredentials", msg)
 	}
-	engine.SetCondition(s.Object, ConditionCredentialsSynced, status, reason, msg)
+	engine.SetCondition(s.Object, v1beta1.ConditionCredentialsSynced, status, reason, msg)
 }

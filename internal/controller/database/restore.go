@@ -22,22 +22,6 @@ import (
 // +kubebuilder:rbac:groups=mooring.dev,resources=backups,verbs=get;list;watch
 
 const (
-	// ConditionRestored is set on a cluster with spec.bootstrap: False while its Backup's
-	// dump is being loaded or could not be, True once it is (status.restoredFrom).
-	ConditionRestored = "Restored"
-)
-
-// Reasons of Restored.
-const (
-	ReasonWaitingToRestore = "WaitingForPrimary"
-	ReasonRestoring        = "Restoring"
-	ReasonRestoreFailed    = "RestoreFailed"
-	ReasonBackupNotFound   = "BackupNotFound"
-	ReasonRestoreSucceeded = "RestoreSucceeded"
-)
-
-const (
-
 	// restoreComponent labels the restore Job's pods: not "database", so that the
 	// cluster's Services do not select them; with Mooring's labels, so the cache (which
 	// keeps Mooring's pods) has them and their termination message.
@@ -88,14 +72,14 @@ func (h Handler) syncRestore(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 	if job == nil {
 		b := &mooringv1.Backup{}
 		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: name}, b); apierrors.IsNotFound(err) {
-			setRestoreCondition(s, metav1.ConditionFalse, ReasonBackupNotFound, fmt.Sprintf(
+			setRestoreCondition(s, metav1.ConditionFalse, v1beta1.ReasonBackupNotFound, fmt.Sprintf(
 				"spec.bootstrap.backup.name: Backup %s is not in namespace %s; the cluster stays empty until it is.", name, db.Namespace))
 			return false, nil
 		} else if err != nil {
 			return false, fmt.Errorf("get Backup %s: %w", name, err)
 		}
 		if !primaryReady {
-			setRestoreCondition(s, metav1.ConditionFalse, ReasonWaitingToRestore, fmt.Sprintf(
+			setRestoreCondition(s, metav1.ConditionFalse, v1beta1.ReasonWaitingToRestore, fmt.Sprintf(
 				"The dump of Backup %s is loaded once the primary is ready.", name))
 			return false, nil
 		}
@@ -114,8 +98,8 @@ func (h Handler) syncRestore(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 			return false, err
 		}
 		msg := fmt.Sprintf("Job %s loads %s of Backup %s into the primary.", job.Name, dumpName(db), name)
-		s.Event(corev1.EventTypeNormal, ReasonRestoring, "Restore", msg)
-		setRestoreCondition(s, metav1.ConditionFalse, ReasonRestoring, msg)
+		s.Event(corev1.EventTypeNormal, v1beta1.ReasonRestoring, "Restore", msg)
+		setRestoreCondition(s, metav1.ConditionFalse, v1beta1.ReasonRestoring, msg)
 		return false, nil
 	}
 	report := h.restoreReport(ctx, s, job)
@@ -128,19 +112,19 @@ func (h Handler) syncRestore(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 		now := metav1.Now()
 		db.Status.RestoredFrom = &v1beta1.RestoredFromStatus{Backup: name, Dump: file, Time: &now}
 		msg := fmt.Sprintf("Loaded %s of Backup %s (%s).", file, name, strings.TrimPrefix(report, "restore: "))
-		s.Event(corev1.EventTypeNormal, ReasonRestoreSucceeded, "Restore", msg)
-		setRestoreCondition(s, metav1.ConditionTrue, ReasonRestoreSucceeded, msg)
+		s.Event(corev1.EventTypeNormal, v1beta1.ReasonRestoreSucceeded, "Restore", msg)
+		setRestoreCondition(s, metav1.ConditionTrue, v1beta1.ReasonRestoreSucceeded, msg)
 		// The Job stays, with its log, until the cluster goes (it is the cluster's).
 		return true, nil
 	case failed:
 		if report == "" {
 			report = why
 		}
-		setRestoreCondition(s, metav1.ConditionFalse, ReasonRestoreFailed, fmt.Sprintf(
+		setRestoreCondition(s, metav1.ConditionFalse, v1beta1.ReasonRestoreFailed, fmt.Sprintf(
 			"Job %s could not load the dump of Backup %s: %s. The cluster's data is left as it is; fix the cause and delete the Job to try again.",
 			job.Name, name, report))
 	default:
-		setRestoreCondition(s, metav1.ConditionFalse, ReasonRestoring, fmt.Sprintf(
+		setRestoreCondition(s, metav1.ConditionFalse, v1beta1.ReasonRestoring, fmt.Sprintf(
 			"Job %s loads %s of Backup %s into the primary.", job.Name, dumpName(db), name))
 	}
 	return false, nil
@@ -185,8 +169,8 @@ func restoredFile(report string) string {
 // setRestoreCondition sets Restored, with one Warning event when it turns False for a
 // reason that needs the user.
 func setRestoreCondition(s *engine.Scope[*v1beta1.DatabaseCluster], status metav1.ConditionStatus, reason, msg string) {
-	if (reason == ReasonRestoreFailed || reason == ReasonBackupNotFound) && !engine.HasCondition(s.Object, ConditionRestored, status, reason) {
+	if (reason == v1beta1.ReasonRestoreFailed || reason == v1beta1.ReasonBackupNotFound) && !engine.HasCondition(s.Object, v1beta1.ConditionRestored, status, reason) {
 		s.Event(corev1.EventTypeWarning, reason, "Restore", msg)
 	}
-	engine.SetCondition(s.Object, ConditionRestored, status, reason, msg)
+	engine.SetCondition(s.Object, v1beta1.ConditionRestored, status, reason, msg)
 }

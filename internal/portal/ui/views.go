@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/mooringhq/mooring/internal/engine"
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // eventsPerObject is how many of an object's latest events its row shows.
@@ -123,7 +123,7 @@ func eventsByObject(events []corev1.Event, now time.Time) map[string][]event {
 func makeRow(k *kindSpec, obj *unstructured.Unstructured, events map[string][]event, now time.Time) row {
 	o := obj.Object
 	r := row{Name: obj.GetName(), Phase: fieldString(o, "status.phase"),
-		Paused:   obj.GetAnnotations()[engine.PausedAnnotation] == "true",
+		Paused:   obj.GetAnnotations()[mooringv1.PausedAnnotation] == "true",
 		Deleting: obj.GetDeletionTimestamp() != nil,
 		Events:   events[k.Kind+"/"+obj.GetName()]}
 	if k.ReplicasPath != "" {
