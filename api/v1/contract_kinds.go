@@ -15,6 +15,14 @@ const (
 	KindBackup          = "Backup"
 )
 
+// The kinds' resources (plurals), as API paths, RBAC rules and kubectl name them.
+const (
+	ResourceApps             = "apps"
+	ResourceCacheInstances   = "cacheinstances"
+	ResourceDatabaseClusters = "databaseclusters"
+	ResourceBackups          = "backups"
+)
+
 // KindInfo is one of Mooring's kinds as its CRD declares it (a test in this package
 // compares the list with config/crd/bases). kubectl mooring, the portal and the metrics
 // take their kinds from Kinds, so a kind added here is served by all of them.
@@ -39,11 +47,11 @@ type KindInfo struct {
 
 // kinds is the list Kinds copies, in the order Mooring's programs show them.
 var kinds = []KindInfo{
-	{Kind: KindApp, Plural: "apps", Singular: "app", Versions: []string{"v1"}, Version: "v1", Namespaced: true},
-	{Kind: KindCacheInstance, Plural: "cacheinstances", Singular: "cacheinstance", Versions: []string{"v1"}, Version: "v1", Namespaced: true},
-	{Kind: KindDatabaseCluster, Plural: "databaseclusters", Singular: "databasecluster", ShortNames: []string{"dbc"},
+	{Kind: KindApp, Plural: ResourceApps, Singular: "app", Versions: []string{"v1"}, Version: "v1", Namespaced: true},
+	{Kind: KindCacheInstance, Plural: ResourceCacheInstances, Singular: "cacheinstance", Versions: []string{"v1"}, Version: "v1", Namespaced: true},
+	{Kind: KindDatabaseCluster, Plural: ResourceDatabaseClusters, Singular: "databasecluster", ShortNames: []string{"dbc"},
 		Versions: []string{"v1alpha1", "v1beta1"}, Version: "v1beta1", Namespaced: true},
-	{Kind: KindBackup, Plural: "backups", Singular: "backup", Versions: []string{"v1"}, Version: "v1", Namespaced: true},
+	{Kind: KindBackup, Plural: ResourceBackups, Singular: "backup", Versions: []string{"v1"}, Version: "v1", Namespaced: true},
 }
 
 // Kinds returns Mooring's kinds (the portal's mooring.dev/portal User aside), in the

@@ -237,7 +237,7 @@ func (r *Reconciler[T]) ensureFinalizer(ctx context.Context, obj T) error {
 	})
 }
 
-func isMooringFinalizer(name string) bool { return strings.HasPrefix(name, "mooring.dev/") }
+func isMooringFinalizer(name string) bool { return strings.HasPrefix(name, mooringv1.FinalizerPrefix) }
 
 func (r *Reconciler[T]) finalize(ctx context.Context, s *Scope[T]) (ctrl.Result, error) {
 	obj := s.Object

@@ -11,14 +11,6 @@ import (
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
-// Kind label values, the Kubernetes kind names.
-const (
-	KindApp             = "App"
-	KindCacheInstance   = "CacheInstance"
-	KindDatabaseCluster = "DatabaseCluster"
-	KindBackup          = "Backup"
-)
-
 // resource is what the collector reports about one object, whatever its kind.
 type resource struct {
 	kind, namespace, name, phase string
@@ -53,7 +45,7 @@ func replicasOr1(n *int32) *int32 {
 }
 
 func fromApp(a *mooringv1.App) resource {
-	r := newResource(KindApp, a, string(a.Status.Phase), a.Status.Conditions)
+	r := newResource(mooringv1.KindApp, a, string(a.Status.Phase), a.Status.Conditions)
 	r.replicas, r.available = appWanted(a), &a.Status.AvailableReplicas
 	return r
 }
@@ -78,13 +70,13 @@ func appWanted(a *mooringv1.App) *int32 {
 }
 
 func fromCache(c *mooringv1.CacheInstance) resource {
-	r := newResource(KindCacheInstance, c, string(c.Status.Phase), c.Status.Conditions)
+	r := newResource(mooringv1.KindCacheInstance, c, string(c.Status.Phase), c.Status.Conditions)
 	r.replicas, r.available = replicasOr1(c.Spec.Replicas), &c.Status.AvailableReplicas
 	return r
 }
 
 func fromDatabase(d *v1beta1.DatabaseCluster) resource {
-	r := newResource(KindDatabaseCluster, d, string(d.Status.Phase), d.Status.Conditions)
+	r := newResource(mooringv1.KindDatabaseCluster, d, string(d.Status.Phase), d.Status.Conditions)
 	// An unset replicaCount means one instance. A database's instances are available when
 	// they are ready to accept connections: readyReplicas.
 	wanted := max(d.Spec.ReplicaCount, 1)
@@ -93,7 +85,7 @@ func fromDatabase(d *v1beta1.DatabaseCluster) resource {
 }
 
 func fromBackup(b *mooringv1.Backup) resource {
-	r := newResource(KindBackup, b, string(b.Status.Phase), b.Status.Conditions)
+	r := newResource(mooringv1.KindBackup, b, string(b.Status.Phase), b.Status.Conditions)
 	t := &backupTimes{suspended: b.Spec.Suspend}
 	if b.Status.LastSuccessfulTime != nil {
 		t.lastSuccess = b.Status.LastSuccessfulTime.Time

@@ -273,7 +273,7 @@ func (u *UI) remove(c *gin.Context) {
 }
 
 func (u *UI) runBackup(c *gin.Context) {
-	if c.Param("kind") != "backups" {
+	if c.Param("kind") != mooringv1.ResourceBackups {
 		u.render(c, http.StatusNotFound, "error", page{Title: "Not found", Error: "Only backups run on demand."})
 		return
 	}

@@ -150,8 +150,8 @@ func makeRow(k *kindSpec, obj *unstructured.Unstructured, events map[string][]ev
 		msg, _ := m["message"].(string)
 		r.Conditions = append(r.Conditions, condition{Type: t, Status: status, Reason: reason, Message: msg})
 	}
-	switch k.Resource {
-	case "databaseclusters":
+	switch k.Kind {
+	case mooringv1.KindDatabaseCluster:
 		secret := fieldString(o, "spec.secretName")
 		if secret == "" {
 			secret = obj.GetName() + "-credentials"
@@ -161,7 +161,7 @@ func makeRow(k *kindSpec, obj *unstructured.Unstructured, events map[string][]ev
 			endpoint = "not yet known"
 		}
 		r.Details = append(r.Details, detail{"Endpoint", endpoint}, detail{"Credentials Secret", secret})
-	case "backups":
+	case mooringv1.KindBackup:
 		last := func(path string) string {
 			if t, ok := timeField(o, path); ok {
 				return t.UTC().Format(time.RFC3339) + " (" + age(now.Sub(t)) + " ago)"
