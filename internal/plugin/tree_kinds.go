@@ -46,18 +46,11 @@ func mooringNode(kind string, m metav1.ObjectMeta, phase string, conds []metav1.
 		Status: phase, State: phaseState(phase), Conditions: fromMetaConditions(conds)}
 }
 
-// The components (app.kubernetes.io/component) of Mooring's children, by the kind of
-// their Mooring object: a child Mooring creates without an owner reference (one that must
-// outlive its object, or be made while the object is being deleted) is found by its
-// labels, which name the object (instance) and carry one of these.
-const (
-	appComponent      = "app"
-	cacheComponent    = "cache"
-	databaseComponent = "database"
-	backupComponent   = "backup"
-	// snapshotComponent is the final snapshot's volume, which outlives its DatabaseCluster.
-	snapshotComponent = "final-snapshot"
-)
+// A child Mooring creates without an owner reference (one that must outlive its object,
+// or be made while the object is being deleted) is found by its labels, which name the
+// object (instance) and carry its kind's component: api/v1's AppComponent and the like.
+// databaseComponent is a DatabaseCluster's (the operator's database.Component).
+const databaseComponent = "database"
 
 // adminSecretName is a DatabaseCluster's superuser Secret (the operator's
 // database.AdminSecretName).
@@ -69,7 +62,7 @@ func (s *Snapshot) appTree(a *mooringv1.App, now time.Time) *Node {
 	n := mooringNode("App", a.ObjectMeta, string(a.Status.Phase), a.Status.Conditions)
 	n.Ready = ratio(a.Status.AvailableReplicas, appDesiredReplicas(a))
 	n.Details = append(n.Details, value("image", a.Spec.Image))
-	s.addChildren(n, a, now, appComponent)
+	s.addChildren(n, a, now, mooringv1.AppComponent)
 	return n
 }
 
@@ -91,7 +84,7 @@ func (s *Snapshot) cacheTree(c *mooringv1.CacheInstance, now time.Time) *Node {
 	if c.Status.Endpoint != "" {
 		n.Details = append(n.Details, value("endpoint", c.Status.Endpoint))
 	}
-	s.addChildren(n, c, now, cacheComponent)
+	s.addChildren(n, c, now, mooringv1.CacheInstanceComponent)
 	return n
 }
 
@@ -195,7 +188,7 @@ func (s *Snapshot) databaseTree(d *v1beta1.DatabaseCluster, now time.Time) *Node
 		n.addChild(s.secretNode(d.Namespace, d.Spec.SecretName))
 	}
 	n.addChild(s.secretNode(d.Namespace, adminSecretName(d.Name)))
-	s.addChildren(n, d, now, databaseComponent, snapshotComponent)
+	s.addChildren(n, d, now, databaseComponent, v1beta1.FinalSnapshotComponent)
 	for i := range s.Backups {
 		b := &s.Backups[i]
 		if b.Namespace == d.Namespace && b.Spec.DatabaseRef.Name == d.Name {
@@ -227,7 +220,7 @@ func (s *Snapshot) backupTree(b *mooringv1.Backup, now time.Time) *Node {
 	n := mooringNode("Backup", b.ObjectMeta, string(b.Status.Phase), b.Status.Conditions)
 	n.Details = append(n.Details, value("schedule", b.Spec.Schedule))
 	n.addDetails(at("last success", b.Status.LastSuccessfulTime), at("last failure", b.Status.LastFailedTime))
-	s.addChildren(n, b, now, backupComponent)
+	s.addChildren(n, b, now, mooringv1.BackupComponent)
 	if cronJobs := owned[batchv1.CronJob](s.CronJobs, b); len(cronJobs) == 1 {
 		if next := nextRun(cronJobs[0], now); next != nil {
 			n.Details = append(n.Details, Detail{Name: "next run", Time: next})

@@ -19,7 +19,7 @@ import (
 
 const (
 	// Component is the app.kubernetes.io/component of an App's children.
-	Component = "app"
+	Component = mooringv1.AppComponent
 	// ContainerName is the name of the App's one container.
 	ContainerName = "app"
 	// ConfigKey is the ConfigMap key holding spec.config.

@@ -14,7 +14,7 @@ import (
 
 const (
 	// Component is the app.kubernetes.io/component of a Backup's children.
-	Component = "backup"
+	Component = mooringv1.BackupComponent
 	// JobScheduled marks the Jobs the CronJob creates (a value of mooringv1.BackupJobTypeLabel).
 	JobScheduled = "scheduled"
 	// JobManual marks a Job made for a backup-now annotation.

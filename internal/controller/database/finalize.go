@@ -32,9 +32,6 @@ const (
 	// too.)
 	SkipFinalSnapshotAnnotation = webhook.SkipFinalSnapshotAnnotation
 
-	// snapshotComponent labels the snapshot's pods and own PVC: not "database", so that
-	// neither the cluster's Services nor its data volume list pick them up.
-	snapshotComponent = "final-snapshot"
 	// SnapshotPrefix starts a final snapshot's file name; retention never prunes it.
 	SnapshotPrefix = "final-snapshot-"
 	// defaultDatabase is what pg_dump dumps: PostgreSQL's default database, the one the
@@ -77,7 +74,7 @@ func FinalSnapshotClaimName(db *v1beta1.DatabaseCluster) string { return db.Name
 func FinalSnapshotClaim(db *v1beta1.DatabaseCluster) *corev1.PersistentVolumeClaim {
 	return &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: FinalSnapshotClaimName(db), Namespace: db.Namespace,
-			Labels: engine.Labels(snapshotComponent, db.Name)},
+			Labels: engine.Labels(v1beta1.FinalSnapshotComponent, db.Name)},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			StorageClassName: db.Spec.Storage.StorageClassName,
@@ -94,7 +91,7 @@ func FinalSnapshotClaim(db *v1beta1.DatabaseCluster) *corev1.PersistentVolumeCla
 func FinalSnapshotJob(db *v1beta1.DatabaseCluster, vol dump.Volume) *batchv1.Job {
 	template := dump.PodTemplate(dump.Dump{
 		Database: DumpTarget(db), Volume: vol, Prefix: SnapshotPrefix + db.Name + "-",
-		Labels: engine.Labels(snapshotComponent, db.Name),
+		Labels: engine.Labels(v1beta1.FinalSnapshotComponent, db.Name),
 	})
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: FinalSnapshotJobName(db), Namespace: db.Namespace,
