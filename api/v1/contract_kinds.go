@@ -54,7 +54,7 @@ var kinds = []KindInfo{
 	{Kind: KindBackup, Plural: ResourceBackups, Singular: "backup", Versions: []string{"v1"}, Version: "v1", Namespaced: true},
 }
 
-// Kinds returns Mooring's kinds (the portal's mooring.dev/portal User aside), in the
+// Kinds returns Mooring's kinds (the portal's User, of portal.mooring.dev, aside), in the
 // order its programs show them: App, CacheInstance, DatabaseCluster, Backup. The slice is
 // the caller's to change.
 func Kinds() []KindInfo {

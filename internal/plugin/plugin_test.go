@@ -252,3 +252,21 @@ func TestKindsAcceptTheCRDsNames(t *testing.T) {
 		}
 	}
 }
+
+// Every kind of api/v1's list is one the plugin's scheme can make objects and lists of,
+// at the version Mooring reads and writes.
+func TestEveryKindHasGoTypes(t *testing.T) {
+	if len(kinds) == 0 {
+		t.Fatal("no kinds")
+	}
+	for _, k := range kinds {
+		obj, list := k.newObj(), k.newList()
+		gvks, _, err := Scheme.ObjectKinds(obj)
+		if err != nil || len(gvks) == 0 || gvks[0] != k.gvk {
+			t.Errorf("%s: object of kinds %v (%v), want %s", k.Name, gvks, err, k.gvk)
+		}
+		if _, _, err := Scheme.ObjectKinds(list); err != nil {
+			t.Errorf("%s: list: %v", k.Name, err)
+		}
+	}
+}
