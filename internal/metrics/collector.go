@@ -23,7 +23,7 @@ var (
 		"A status condition of a Mooring resource as a state set: 1 for the condition's current status (True, False or Unknown), 0 for the other two.",
 		append(resourceLabels, "type", "status"), nil)
 	pausedDesc = prometheus.NewDesc("mooring_resource_paused",
-		"1 while reconciliation of the resource is paused (annotation mooring.dev/paused=true), else 0.",
+		"1 while reconciliation of the resource is paused (annotation "+mooringv1.PausedAnnotation+"=true), else 0.",
 		resourceLabels, nil)
 	replicasDesc = prometheus.NewDesc("mooring_resource_replicas",
 		"Replicas (instances) the resource wants: its spec's count, or for an App with spec.autoscaling the autoscaler's (status.desiredReplicas).",
