@@ -59,7 +59,7 @@ func adminSecretName(name string) string { return name + "-admin" }
 // appTree is App → Deployment → ReplicaSets → Pods, and the App's Service, ConfigMap,
 // PodDisruptionBudget, HorizontalPodAutoscaler, Ingress and HTTPRoute.
 func (s *Snapshot) appTree(a *mooringv1.App, now time.Time) *Node {
-	n := mooringNode("App", a.ObjectMeta, string(a.Status.Phase), a.Status.Conditions)
+	n := mooringNode(mooringv1.KindApp, a.ObjectMeta, string(a.Status.Phase), a.Status.Conditions)
 	n.Ready = ratio(a.Status.AvailableReplicas, appDesiredReplicas(a))
 	n.Details = append(n.Details, value("image", a.Spec.Image))
 	s.addChildren(n, a, now, mooringv1.AppComponent)
@@ -78,7 +78,7 @@ func appDesiredReplicas(a *mooringv1.App) int32 {
 // cacheTree is CacheInstance → Deployment → ReplicaSets → Pods, Service, binding
 // ConfigMap, PDB.
 func (s *Snapshot) cacheTree(c *mooringv1.CacheInstance, now time.Time) *Node {
-	n := mooringNode("CacheInstance", c.ObjectMeta, string(c.Status.Phase), c.Status.Conditions)
+	n := mooringNode(mooringv1.KindCacheInstance, c.ObjectMeta, string(c.Status.Phase), c.Status.Conditions)
 	n.Ready = ratio(c.Status.AvailableReplicas, ptr.Deref(c.Spec.Replicas, 1))
 	n.Details = append(n.Details, value("engine", fmt.Sprintf("%s %s", c.Spec.Engine, c.Spec.Version)))
 	if c.Status.Endpoint != "" {
@@ -176,7 +176,7 @@ func (n *Node) addChild(c *Node) {
 // names only), the credentials, restore and final snapshot Jobs and volume, and the
 // Backups of the database.
 func (s *Snapshot) databaseTree(d *v1beta1.DatabaseCluster, now time.Time) *Node {
-	n := mooringNode("DatabaseCluster", d.ObjectMeta, string(d.Status.Phase), d.Status.Conditions)
+	n := mooringNode(mooringv1.KindDatabaseCluster, d.ObjectMeta, string(d.Status.Phase), d.Status.Conditions)
 	n.Ready = ratio(d.Status.ReadyReplicas, d.Spec.ReplicaCount)
 	n.Details = append(n.Details, value("engine", fmt.Sprintf("%s %s", d.Spec.Engine, d.Spec.Version)))
 	if d.Status.PrimaryEndpoint != "" {
@@ -217,7 +217,7 @@ func (s *Snapshot) secretNode(ns, name string) *Node {
 // backupTree is Backup → CronJob → its last Jobs, the on-demand and cleanup Jobs, and the
 // volume, with the last success, the last failure and the next run.
 func (s *Snapshot) backupTree(b *mooringv1.Backup, now time.Time) *Node {
-	n := mooringNode("Backup", b.ObjectMeta, string(b.Status.Phase), b.Status.Conditions)
+	n := mooringNode(mooringv1.KindBackup, b.ObjectMeta, string(b.Status.Phase), b.Status.Conditions)
 	n.Details = append(n.Details, value("schedule", b.Spec.Schedule))
 	n.addDetails(at("last success", b.Status.LastSuccessfulTime), at("last failure", b.Status.LastFailedTime))
 	s.addChildren(n, b, now, mooringv1.BackupComponent)
