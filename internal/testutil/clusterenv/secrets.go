@@ -19,13 +19,16 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
-// mooringKinds are the lists whose status and conditions must never carry a secret.
-var mooringKinds = []schema.GroupVersionKind{
-	{Group: "mooring.dev", Version: "v1", Kind: "AppList"},
-	{Group: "mooring.dev", Version: "v1", Kind: "CacheInstanceList"},
-	{Group: "mooring.dev", Version: "v1beta1", Kind: "DatabaseClusterList"},
-	{Group: "mooring.dev", Version: "v1", Kind: "BackupList"},
-}
+// mooringKinds are the lists whose status and conditions must never carry a secret: those
+// of api/v1's Kinds.
+var mooringKinds = func() []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, k := range mooringv1.Kinds() {
+		gvk := k.GroupVersionKind()
+		out = append(out, gvk.GroupVersion().WithKind(gvk.Kind+"List"))
+	}
+	return out
+}()
 
 // ExpectPassword declares that a test made Mooring generate a password into Secret
 // ns/name, which stays until the package ends. CheckNoSecretsLeaked then fails unless that
