@@ -180,8 +180,8 @@ type AppBindingRef struct {
 
 // The kinds an App can bind to.
 const (
-	BindingKindDatabaseCluster = "DatabaseCluster"
-	BindingKindCacheInstance   = "CacheInstance"
+	BindingKindDatabaseCluster = KindDatabaseCluster
+	BindingKindCacheInstance   = KindCacheInstance
 )
 
 // ServiceBindingStatus makes a Mooring kind a provisioned service (servicebinding.io): it

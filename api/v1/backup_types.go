@@ -5,13 +5,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Annotations understood on a Backup.
-const (
-	// BackupNowAnnotation starts one on-demand backup per distinct value: set it to
-	// anything new (a timestamp, say) to take a backup now.
-	BackupNowAnnotation = "mooring.dev/backup-now"
-)
-
 // DatabaseReference names a DatabaseCluster in the Backup's namespace.
 type DatabaseReference struct {
 	// Name of the DatabaseCluster.

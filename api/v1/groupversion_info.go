@@ -1,5 +1,10 @@
 // Package v1 contains the mooring.dev/v1 API: App, CacheInstance and Backup.
 //
+// Besides the types, the contract_*.go files declare, once, what the operator and the
+// programs around it (kubectl mooring, the portal, the metrics, the tests) must agree on:
+// the list of kinds, annotations, labels, finalizers, condition types and reasons, and
+// the components of children. api/v1beta1 declares DatabaseCluster's own.
+//
 // +kubebuilder:object:generate=true
 // +groupName=mooring.dev
 package v1

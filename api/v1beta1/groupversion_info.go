@@ -1,6 +1,10 @@
 // Package v1beta1 contains the mooring.dev/v1beta1 API: DatabaseCluster, stored in this
 // version. It is the conversion hub; v1alpha1 converts to and from it.
 //
+// Its contract_*.go files declare DatabaseCluster's condition types and reasons,
+// finalizers, and the labels and annotations of its children (the ones every kind shares
+// are api/v1's).
+//
 // +kubebuilder:object:generate=true
 // +groupName=mooring.dev
 package v1beta1

@@ -4,7 +4,11 @@
 // the Deployment it dry-runs with them; all take the names from here.
 package bindingenv
 
-import "strings"
+import (
+	"strings"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+)
 
 // Binding entries the credentials Secret of a binding holds, after those of its ConfigMap.
 const (
@@ -12,22 +16,17 @@ const (
 	PasswordKey = "password"
 )
 
-// Kinds of provisioned service a binding can name (spec.bindings[].ref.kind).
-const (
-	KindDatabaseCluster = "DatabaseCluster"
-	KindCacheInstance   = "CacheInstance"
-)
-
-// configMapKeys are the entries each kind's binding ConfigMap publishes (the controllers'
-// BindingConfigMap; their unit tests hold them to this list).
+// configMapKeys are the entries each kind's binding ConfigMap publishes, by
+// spec.bindings[].ref.kind (the controllers' BindingConfigMap; their unit tests hold them
+// to this list).
 var configMapKeys = map[string][]string{
-	KindDatabaseCluster: {"type", "provider", "host", "port", "database"},
-	KindCacheInstance:   {"type", "provider", "host", "port"},
+	mooringv1.BindingKindDatabaseCluster: {"type", "provider", "host", "port", "database"},
+	mooringv1.BindingKindCacheInstance:   {"type", "provider", "host", "port"},
 }
 
 // secretKeys are the entries of each kind's credentials Secret a binding projects.
 var secretKeys = map[string][]string{
-	KindDatabaseCluster: {UsernameKey, PasswordKey},
+	mooringv1.BindingKindDatabaseCluster: {UsernameKey, PasswordKey},
 }
 
 // ConfigMapKeys are the entries the binding ConfigMap of a service of kind publishes.

@@ -3,6 +3,7 @@ package dashboards
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
@@ -12,6 +13,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // job selects the series Prometheus scrapes from Mooring's metrics Service (the job the
@@ -152,12 +155,17 @@ func Operator() (dashboard.Dashboard, error) {
 
 // Fleet shows every resource by kind and phase, and the ones that are not Ready.
 func Fleet() (dashboard.Dashboard, error) {
-	return withNamespace(base("mooring-fleet", "Mooring / Fleet",
-		"Every App, CacheInstance, DatabaseCluster and Backup: how many, in which phase, and which are not Ready.")).
-		WithPanel(single("Apps", "short", "Apps in the selected namespaces.", query(`count(mooring_resource_info{kind="App",`+ns+`})`, ""))).
-		WithPanel(single("CacheInstances", "short", "CacheInstances in the selected namespaces.", query(`count(mooring_resource_info{kind="CacheInstance",`+ns+`})`, ""))).
-		WithPanel(single("DatabaseClusters", "short", "DatabaseClusters in the selected namespaces.", query(`count(mooring_resource_info{kind="DatabaseCluster",`+ns+`})`, ""))).
-		WithPanel(single("Backups", "short", "Backups in the selected namespaces.", query(`count(mooring_resource_info{kind="Backup",`+ns+`})`, ""))).
+	var kinds []string
+	for _, k := range mooringv1.Kinds() {
+		kinds = append(kinds, k.Kind)
+	}
+	b := withNamespace(base("mooring-fleet", "Mooring / Fleet",
+		"Every "+strings.Join(kinds[:len(kinds)-1], ", ")+" and "+kinds[len(kinds)-1]+": how many, in which phase, and which are not Ready."))
+	// One count per kind of api/v1's list, a row of four.
+	for _, k := range kinds {
+		b = b.WithPanel(single(k+"s", "short", k+"s in the selected namespaces.", query(`count(mooring_resource_info{kind="`+k+`",`+ns+`})`, "")))
+	}
+	return b.
 		WithPanel(graph("Resources by kind and phase", "short", "How many resources of each kind are in each phase.",
 			query("count by (kind, phase) (mooring_resource_info{"+ns+"})", "{{kind}} {{phase}}"))).
 		WithPanel(graph("Replicas wanted and available", "short", "Replicas wanted (the spec's count; an autoscaled App's autoscaler's) and replicas available, by kind.",
@@ -165,7 +173,7 @@ func Fleet() (dashboard.Dashboard, error) {
 			query("sum by (kind) (mooring_resource_available_replicas{"+ns+"})", "{{kind}} available"))).
 		WithPanel(grid("Not Ready", "Resources whose Ready condition is not True (paused ones included; see Paused).",
 			instant(`mooring_resource_condition{type="Ready",status="True",`+ns+`} == 0`))).
-		WithPanel(grid("Paused", "Resources whose reconciliation is paused with the mooring.dev/paused annotation.",
+		WithPanel(grid("Paused", "Resources whose reconciliation is paused with the "+mooringv1.PausedAnnotation+" annotation.",
 			instant("mooring_resource_paused{"+ns+"} == 1"))).
 		Build()
 }

@@ -22,7 +22,7 @@ import (
 // while. The desired state still wins: each window ends with a restore.
 //
 // A drift counts only when what Mooring applies did not change since its last write (the
-// child's SpecHashAnnotation matches): a changed spec is applied at once, contest or not.
+// child's mooringv1.SpecHashAnnotation matches): a changed spec is applied at once, contest or not.
 // The other writer is found in the child's managedFields, which the cache strips
 // (internal/manager), so they are read past the cache (metadata only), and only when a
 // field drifts a second time or its backoff ends: a converged child costs nothing, a

@@ -14,6 +14,8 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // The engine's side of contested fields (contested.go): what Apply asks before it
@@ -29,8 +31,8 @@ func (s *Scope[T]) holdDrift(ctx context.Context, gvk schema.GroupVersionKind, l
 		return false, false, nil
 	}
 	// What Mooring applies changed since its last write: a spec change wins at once.
-	wantHash, _, _ := unstructured.NestedString(want, "metadata", "annotations", SpecHashAnnotation)
-	if live.GetAnnotations()[SpecHashAnnotation] != wantHash {
+	wantHash, _, _ := unstructured.NestedString(want, "metadata", "annotations", mooringv1.SpecHashAnnotation)
+	if live.GetAnnotations()[mooringv1.SpecHashAnnotation] != wantHash {
 		return false, false, nil
 	}
 	fields := changedFields(want, have, maxContestedFields)
@@ -93,8 +95,8 @@ func soonest(res reconcile.Result, after time.Duration) reconcile.Result {
 func (r *Reconciler[T]) setContested(obj T) {
 	msg := r.contests.condition(types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()})
 	if msg == "" {
-		meta.RemoveStatusCondition(obj.StatusConditions(), ConditionContested)
+		meta.RemoveStatusCondition(obj.StatusConditions(), mooringv1.ConditionContested)
 		return
 	}
-	setCondition(obj, ConditionContested, metav1.ConditionTrue, ReasonOtherWriter, msg)
+	setCondition(obj, mooringv1.ConditionContested, metav1.ConditionTrue, mooringv1.ReasonOtherWriter, msg)
 }

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // A missing child is created with a plain create (protobuf for built-in kinds) rather
@@ -35,7 +37,7 @@ func (s *Scope[T]) create(ctx context.Context, gvk schema.GroupVersionKind, desi
 		return false, fmt.Errorf("convert %s %s: %w", gvk.Kind, desired.GetName(), err)
 	}
 	annotations := obj.GetAnnotations()
-	annotations[FieldOwnershipAnnotation] = fieldOwnershipCreated
+	annotations[mooringv1.FieldOwnershipAnnotation] = fieldOwnershipCreated
 	obj.SetAnnotations(annotations)
 	s.writes.expectCreate(gvk, obj)
 	err = s.Client.Create(ctx, obj, client.FieldOwner(FieldOwner))

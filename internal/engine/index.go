@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // OwnerIndex is a cache index of Mooring's children (and their pods) by the object they
@@ -26,10 +28,10 @@ func IndexChildren(ctx context.Context, indexer client.FieldIndexer, objs ...cli
 	for _, o := range objs {
 		err := indexer.IndexField(ctx, o, OwnerIndex, func(obj client.Object) []string {
 			l := obj.GetLabels()
-			if l[ManagedByLabel] != ManagedBy || l[InstanceLabel] == "" {
+			if l[mooringv1.ManagedByLabel] != mooringv1.ManagedBy || l[mooringv1.InstanceLabel] == "" {
 				return nil
 			}
-			return []string{ownerIndexValue(l[ComponentLabel], l[InstanceLabel])}
+			return []string{ownerIndexValue(l[mooringv1.ComponentLabel], l[mooringv1.InstanceLabel])}
 		})
 		if err != nil {
 			return fmt.Errorf("index %T by owner: %w", o, err)

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // optionalKinds are child kinds whose API another project installs (the Gateway API's
@@ -95,7 +97,7 @@ func (o *optionalKinds) reader(ctx context.Context, gvk schema.GroupVersionKind)
 	c, err := cache.New(o.mgr.GetConfig(), cache.Options{
 		Scheme:               o.mgr.GetScheme(),
 		Mapper:               o.mgr.GetRESTMapper(),
-		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}),
+		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{mooringv1.ManagedByLabel: mooringv1.ManagedBy}),
 		DefaultTransform:     cache.TransformStripManagedFields(),
 	})
 	if err != nil {

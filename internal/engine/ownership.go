@@ -12,12 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // A create records Mooring's fields under an Update entry of managedFields, not an Apply
 // entry. Server-side apply prunes only fields its own Apply entry owned, so a field later
 // dropped from the desired object would stay. A created child therefore carries
-// FieldOwnershipAnnotation until its first apply, which converts the Update entry into
+// mooringv1.FieldOwnershipAnnotation until its first apply, which converts the Update entry into
 // Mooring's Apply entry first (upgradeOwnership). A child that never changes never pays
 // for that; one that does pays one request, or two when the fast path misses.
 
@@ -33,11 +35,11 @@ var renameCreateEntry = mustJSON([]map[string]any{
 	{"op": "test", "path": "/metadata/managedFields/0/manager", "value": FieldOwner},
 	{"op": "test", "path": "/metadata/managedFields/0/operation", "value": string(metav1.ManagedFieldsOperationUpdate)},
 	{"op": "replace", "path": "/metadata/managedFields/0/operation", "value": string(metav1.ManagedFieldsOperationApply)},
-	{"op": "remove", "path": "/metadata/annotations/" + jsonPointerEscape(FieldOwnershipAnnotation)},
+	{"op": "remove", "path": "/metadata/annotations/" + jsonPointerEscape(mooringv1.FieldOwnershipAnnotation)},
 })
 
 // upgradeOwnership turns the Update entry a create left in the child's managedFields into
-// Mooring's Apply entry and drops FieldOwnershipAnnotation, so that the apply that follows
+// Mooring's Apply entry and drops mooringv1.FieldOwnershipAnnotation, so that the apply that follows
 // prunes what Mooring no longer sets. The cache drops managedFields, so it first tries
 // renameCreateEntry, which needs no read; when that misses it reads the child's
 // managedFields past the cache and patches them with csaupgrade under an optimistic lock.
@@ -76,7 +78,7 @@ func (s *Scope[T]) upgradeOwnershipByRead(ctx context.Context, gvk schema.GroupV
 	if err := s.reader.Get(ctx, key, m); err != nil {
 		return fmt.Errorf("read field owners of %s %s: %w", gvk.Kind, key.Name, err)
 	}
-	if _, ok := m.GetAnnotations()[FieldOwnershipAnnotation]; !ok {
+	if _, ok := m.GetAnnotations()[mooringv1.FieldOwnershipAnnotation]; !ok {
 		return nil
 	}
 	upgrade, err := csaupgrade.UpgradeManagedFieldsPatch(m, sets.New(FieldOwner), FieldOwner)
@@ -89,7 +91,7 @@ func (s *Scope[T]) upgradeOwnershipByRead(ctx context.Context, gvk schema.GroupV
 			return err
 		}
 	}
-	ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + jsonPointerEscape(FieldOwnershipAnnotation)})
+	ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + jsonPointerEscape(mooringv1.FieldOwnershipAnnotation)})
 	patch, err := json.Marshal(ops)
 	if err != nil {
 		return err

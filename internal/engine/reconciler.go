@@ -25,6 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // Reconciler drives one kind through its Handler. Build it with New and register it with
@@ -187,12 +189,12 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 	if err := r.ensureFinalizer(ctx, obj); err != nil {
 		return ctrl.Result{}, err
 	}
-	if obj.GetAnnotations()[PausedAnnotation] == "true" {
-		setCondition(obj, ConditionPaused, metav1.ConditionTrue, ReasonPaused,
-			"Reconciliation is paused; remove the "+PausedAnnotation+" annotation to resume.")
+	if obj.GetAnnotations()[mooringv1.PausedAnnotation] == "true" {
+		setCondition(obj, mooringv1.ConditionPaused, metav1.ConditionTrue, mooringv1.ReasonPaused,
+			"Reconciliation is paused; remove the "+mooringv1.PausedAnnotation+" annotation to resume.")
 		return ctrl.Result{}, nil
 	}
-	meta.RemoveStatusCondition(obj.StatusConditions(), ConditionPaused)
+	meta.RemoveStatusCondition(obj.StatusConditions(), mooringv1.ConditionPaused)
 
 	if err := r.handler.Validate(obj); err != nil {
 		return ctrl.Result{}, err
@@ -215,15 +217,15 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 
 // markFailed turns an error into status and a Warning event the user can act on.
 func (r *Reconciler[T]) markFailed(s *Scope[T], err error) {
-	reason, event := ReasonReconcileError, EventReconcileError
+	reason, event := mooringv1.ReasonReconcileError, EventReconcileError
 	var verr *ValidationError
 	if errors.As(err, &verr) {
-		reason, event = ReasonInvalidSpec, EventInvalidSpec
+		reason, event = mooringv1.ReasonInvalidSpec, EventInvalidSpec
 	}
 	msg := err.Error()
-	prev := meta.FindStatusCondition(*s.Object.StatusConditions(), ConditionReady)
+	prev := meta.FindStatusCondition(*s.Object.StatusConditions(), mooringv1.ConditionReady)
 	repeated := prev != nil && prev.Status == metav1.ConditionFalse && prev.Reason == reason && prev.Message == msg
-	setCondition(s.Object, ConditionReady, metav1.ConditionFalse, reason, msg)
+	setCondition(s.Object, mooringv1.ConditionReady, metav1.ConditionFalse, reason, msg)
 	s.Object.SetErrorPhase()
 	// Events are writes too: a failure that repeats with backoff is reported once, not on
 	// every retry; its condition stays on the object.
@@ -260,7 +262,7 @@ func (r *Reconciler[T]) ensureFinalizer(ctx context.Context, obj T) error {
 	})
 }
 
-func isMooringFinalizer(name string) bool { return strings.HasPrefix(name, "mooring.dev/") }
+func isMooringFinalizer(name string) bool { return strings.HasPrefix(name, mooringv1.FinalizerPrefix) }
 
 func (r *Reconciler[T]) finalize(ctx context.Context, s *Scope[T]) (ctrl.Result, error) {
 	obj := s.Object

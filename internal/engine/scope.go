@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // Scope is what one reconcile of one object works with. Handlers read and change
@@ -145,7 +147,7 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 	if err != nil {
 		return err
 	}
-	unstructured.SetNestedField(want, hash, "metadata", "annotations", SpecHashAnnotation) //nolint:errcheck // metadata is a map we built
+	unstructured.SetNestedField(want, hash, "metadata", "annotations", mooringv1.SpecHashAnnotation) //nolint:errcheck // metadata is a map we built
 	s.applied[childKey{gvk, desired.GetName()}] = struct{}{}
 
 	liveObj, found, err := s.live(ctx, gvk, desired)
@@ -189,7 +191,7 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 	if err := s.handOver(ctx, gvk, desired, want, have, o.handOvers); err != nil {
 		return err
 	}
-	if _, ok := liveObj.GetAnnotations()[FieldOwnershipAnnotation]; ok {
+	if _, ok := liveObj.GetAnnotations()[mooringv1.FieldOwnershipAnnotation]; ok {
 		if err := s.upgradeOwnership(ctx, gvk, client.ObjectKeyFromObject(desired)); err != nil {
 			return err
 		}
@@ -406,9 +408,9 @@ func (s *Scope[T]) pruneFrom(ctx context.Context, owned []client.Object, indexed
 		}
 		list := listObj.(client.ObjectList)
 		sel := client.MatchingLabels{
-			InstanceLabel:  s.Object.GetName(),
-			ComponentLabel: s.component,
-			ManagedByLabel: ManagedBy,
+			mooringv1.InstanceLabel:  s.Object.GetName(),
+			mooringv1.ComponentLabel: s.component,
+			mooringv1.ManagedByLabel: mooringv1.ManagedBy,
 		}
 		opts := []client.ListOption{client.InNamespace(s.Object.GetNamespace()), sel}
 		if indexed {

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // Span attribute keys of a reconcile span.
@@ -47,7 +49,7 @@ func endReconcile(span trace.Span, obj Object, res ctrl.Result, err error) {
 		result = "error"
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
-	case HasCondition(obj, ConditionReady, metav1.ConditionFalse, ReasonInvalidSpec):
+	case HasCondition(obj, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonInvalidSpec):
 		result = "invalid_spec"
 	case res.RequeueAfter > 0:
 		result = "requeue_after"

@@ -86,7 +86,7 @@ func TestReconcileSpanErrorAndInvalidSpec(t *testing.T) {
 	_, span := startReconcile(ctx, "App", req)
 	endReconcile(span, &mooringv1.App{}, ctrl.Result{}, errors.New("apply Deployment web: forbidden"))
 	invalid := &mooringv1.App{}
-	setCondition(invalid, ConditionReady, metav1.ConditionFalse, ReasonInvalidSpec, "spec.image: required")
+	setCondition(invalid, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonInvalidSpec, "spec.image: required")
 	_, span = startReconcile(ctx, "App", req)
 	endReconcile(span, invalid, ctrl.Result{}, nil)
 

@@ -74,7 +74,7 @@ func TestCreateOnceCreatesOnceAndAccountsForIt(t *testing.T) {
 	if got := operations("Job", changeCreated) - created0; got != 1 {
 		t.Errorf("a create counted %v times in %s", got, "mooring_child_operations_total")
 	}
-	if !metav1.IsControlledBy(job, s.Object) || job.Namespace != "shop" || job.Labels[InstanceLabel] != "web" || job.Labels["x"] != "y" {
+	if !metav1.IsControlledBy(job, s.Object) || job.Namespace != "shop" || job.Labels[mooringv1.InstanceLabel] != "web" || job.Labels["x"] != "y" {
 		t.Errorf("a child gets the owner's namespace, labels and controller reference: %+v", job.ObjectMeta)
 	}
 	// Its create event is the reconcile's own: it queues nothing.

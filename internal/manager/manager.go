@@ -74,7 +74,7 @@ func ownedTypes() []client.Object {
 // CacheOptions caches only Mooring's children (by label) and drops managedFields, which
 // Mooring never reads and which are often the larger part of an object.
 func CacheOptions() cache.Options {
-	managed := labels.SelectorFromSet(labels.Set{engine.ManagedByLabel: engine.ManagedBy})
+	managed := labels.SelectorFromSet(labels.Set{mooringv1.ManagedByLabel: mooringv1.ManagedBy})
 	byObject := map[client.Object]cache.ByObject{}
 	for _, o := range ownedTypes() {
 		byObject[o] = cache.ByObject{Label: managed}

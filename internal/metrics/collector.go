@@ -23,7 +23,7 @@ var (
 		"A status condition of a Mooring resource as a state set: 1 for the condition's current status (True, False or Unknown), 0 for the other two.",
 		append(resourceLabels, "type", "status"), nil)
 	pausedDesc = prometheus.NewDesc("mooring_resource_paused",
-		"1 while reconciliation of the resource is paused (annotation mooring.dev/paused=true), else 0.",
+		"1 while reconciliation of the resource is paused (annotation "+mooringv1.PausedAnnotation+"=true), else 0.",
 		resourceLabels, nil)
 	replicasDesc = prometheus.NewDesc("mooring_resource_replicas",
 		"Replicas (instances) the resource wants: its spec's count, or for an App with spec.autoscaling the autoscaler's (status.desiredReplicas).",
@@ -97,33 +97,45 @@ func (c *ResourceCollector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *ResourceCollector) list(ctx context.Context) ([]resource, error) {
 	var out []resource
-	apps := &mooringv1.AppList{}
-	if err := c.reader.List(ctx, apps); err != nil {
+	for _, k := range mooringv1.Kinds() {
+		lister, ok := listers[k.Kind]
+		if !ok {
+			continue // not measured (TestEveryKindIsCollected fails)
+		}
+		rs, err := lister(ctx, c.reader)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+// listers list the objects of each of api/v1's Kinds, by kind, as resources.
+var listers = map[string]func(context.Context, client.Reader) ([]resource, error){
+	mooringv1.KindApp: func(ctx context.Context, r client.Reader) ([]resource, error) {
+		return listAs(ctx, r, &mooringv1.AppList{}, func(l *mooringv1.AppList) []mooringv1.App { return l.Items }, fromApp)
+	},
+	mooringv1.KindCacheInstance: func(ctx context.Context, r client.Reader) ([]resource, error) {
+		return listAs(ctx, r, &mooringv1.CacheInstanceList{}, func(l *mooringv1.CacheInstanceList) []mooringv1.CacheInstance { return l.Items }, fromCache)
+	},
+	mooringv1.KindDatabaseCluster: func(ctx context.Context, r client.Reader) ([]resource, error) {
+		return listAs(ctx, r, &v1beta1.DatabaseClusterList{}, func(l *v1beta1.DatabaseClusterList) []v1beta1.DatabaseCluster { return l.Items }, fromDatabase)
+	},
+	mooringv1.KindBackup: func(ctx context.Context, r client.Reader) ([]resource, error) {
+		return listAs(ctx, r, &mooringv1.BackupList{}, func(l *mooringv1.BackupList) []mooringv1.Backup { return l.Items }, fromBackup)
+	},
+}
+
+// listAs lists one kind and converts each item.
+func listAs[L client.ObjectList, T any](ctx context.Context, r client.Reader, list L, items func(L) []T, from func(*T) resource) ([]resource, error) {
+	if err := r.List(ctx, list); err != nil {
 		return nil, err
 	}
-	for i := range apps.Items {
-		out = append(out, fromApp(&apps.Items[i]))
-	}
-	caches := &mooringv1.CacheInstanceList{}
-	if err := c.reader.List(ctx, caches); err != nil {
-		return nil, err
-	}
-	for i := range caches.Items {
-		out = append(out, fromCache(&caches.Items[i]))
-	}
-	dbs := &v1beta1.DatabaseClusterList{}
-	if err := c.reader.List(ctx, dbs); err != nil {
-		return nil, err
-	}
-	for i := range dbs.Items {
-		out = append(out, fromDatabase(&dbs.Items[i]))
-	}
-	backups := &mooringv1.BackupList{}
-	if err := c.reader.List(ctx, backups); err != nil {
-		return nil, err
-	}
-	for i := range backups.Items {
-		out = append(out, fromBackup(&backups.Items[i]))
+	all := items(list)
+	out := make([]resource, 0, len(all))
+	for i := range all {
+		out = append(out, from(&all[i]))
 	}
 	return out, nil
 }

@@ -21,7 +21,6 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
-	"github.com/mooringhq/mooring/internal/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -49,7 +48,7 @@ func fixtures() []client.Object {
 		},
 		&mooringv1.CacheInstance{
 			ObjectMeta: metav1.ObjectMeta{Name: "sessions", Namespace: "shop",
-				Annotations: map[string]string{engine.PausedAnnotation: "true"}},
+				Annotations: map[string]string{mooringv1.PausedAnnotation: "true"}},
 			Status: mooringv1.CacheInstanceStatus{Phase: mooringv1.CacheInstanceRunning, AvailableReplicas: 1, Conditions: ready(metav1.ConditionTrue)},
 		},
 		&v1beta1.DatabaseCluster{
@@ -168,7 +167,7 @@ func TestNextDue(t *testing.T) {
 		"hourly":    {mutate: func(b *mooringv1.Backup) { b.Spec.Schedule = "@hourly" }, want: created.Add(time.Hour)},
 		"suspended": {mutate: func(b *mooringv1.Backup) { b.Spec.Suspend = true }},
 		"paused": {mutate: func(b *mooringv1.Backup) {
-			b.Annotations = map[string]string{engine.PausedAnnotation: "true"}
+			b.Annotations = map[string]string{mooringv1.PausedAnnotation: "true"}
 		}},
 		"unparseable": {mutate: func(b *mooringv1.Backup) { b.Spec.Schedule = "sometimes" }},
 	}
@@ -213,7 +212,7 @@ func TestDeadline(t *testing.T) {
 		"hourly":    {mutate: func(b *mooringv1.Backup) { b.Spec.Schedule = "@hourly" }, want: created.Add(2 * time.Hour)},
 		"suspended": {mutate: func(b *mooringv1.Backup) { b.Spec.Suspend = true }},
 		"paused": {mutate: func(b *mooringv1.Backup) {
-			b.Annotations = map[string]string{engine.PausedAnnotation: "true"}
+			b.Annotations = map[string]string{mooringv1.PausedAnnotation: "true"}
 		}},
 		"unparseable": {mutate: func(b *mooringv1.Backup) { b.Spec.Schedule = "sometimes" }},
 	}

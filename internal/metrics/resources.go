@@ -9,15 +9,6 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
-	"github.com/mooringhq/mooring/internal/engine"
-)
-
-// Kind label values, the Kubernetes kind names.
-const (
-	KindApp             = "App"
-	KindCacheInstance   = "CacheInstance"
-	KindDatabaseCluster = "DatabaseCluster"
-	KindBackup          = "Backup"
 )
 
 // resource is what the collector reports about one object, whatever its kind.
@@ -40,7 +31,7 @@ type backupTimes struct {
 func newResource(kind string, obj metav1.Object, phase string, conds []metav1.Condition) resource {
 	return resource{
 		kind: kind, namespace: obj.GetNamespace(), name: obj.GetName(), phase: phase,
-		conditions: conds, paused: obj.GetAnnotations()[engine.PausedAnnotation] == "true",
+		conditions: conds, paused: obj.GetAnnotations()[mooringv1.PausedAnnotation] == "true",
 	}
 }
 
@@ -54,7 +45,7 @@ func replicasOr1(n *int32) *int32 {
 }
 
 func fromApp(a *mooringv1.App) resource {
-	r := newResource(KindApp, a, string(a.Status.Phase), a.Status.Conditions)
+	r := newResource(mooringv1.KindApp, a, string(a.Status.Phase), a.Status.Conditions)
 	r.replicas, r.available = appWanted(a), &a.Status.AvailableReplicas
 	return r
 }
@@ -79,13 +70,13 @@ func appWanted(a *mooringv1.App) *int32 {
 }
 
 func fromCache(c *mooringv1.CacheInstance) resource {
-	r := newResource(KindCacheInstance, c, string(c.Status.Phase), c.Status.Conditions)
+	r := newResource(mooringv1.KindCacheInstance, c, string(c.Status.Phase), c.Status.Conditions)
 	r.replicas, r.available = replicasOr1(c.Spec.Replicas), &c.Status.AvailableReplicas
 	return r
 }
 
 func fromDatabase(d *v1beta1.DatabaseCluster) resource {
-	r := newResource(KindDatabaseCluster, d, string(d.Status.Phase), d.Status.Conditions)
+	r := newResource(mooringv1.KindDatabaseCluster, d, string(d.Status.Phase), d.Status.Conditions)
 	// An unset replicaCount means one instance. A database's instances are available when
 	// they are ready to accept connections: readyReplicas.
 	wanted := max(d.Spec.ReplicaCount, 1)
@@ -94,7 +85,7 @@ func fromDatabase(d *v1beta1.DatabaseCluster) resource {
 }
 
 func fromBackup(b *mooringv1.Backup) resource {
-	r := newResource(KindBackup, b, string(b.Status.Phase), b.Status.Conditions)
+	r := newResource(mooringv1.KindBackup, b, string(b.Status.Phase), b.Status.Conditions)
 	t := &backupTimes{suspended: b.Spec.Suspend}
 	if b.Status.LastSuccessfulTime != nil {
 		t.lastSuccess = b.Status.LastSuccessfulTime.Time
@@ -139,7 +130,7 @@ func Deadline(b *mooringv1.Backup) time.Time {
 // schedule is the Backup's parsed schedule and the time its due runs count from: the
 // last success, or the creation before the first. ok is false when nothing is due.
 func schedule(b *mooringv1.Backup) (sched cron.Schedule, from time.Time, ok bool) {
-	if b.Spec.Suspend || b.GetAnnotations()[engine.PausedAnnotation] == "true" {
+	if b.Spec.Suspend || b.GetAnnotations()[mooringv1.PausedAnnotation] == "true" {
 		return nil, time.Time{}, false
 	}
 	sched, err := cron.ParseStandard(b.Spec.Schedule)

@@ -121,7 +121,7 @@ func (bo *backupOptions) follow(ctx context.Context, c client.Client, b *mooring
 		}
 		why := ""
 		if err := c.Get(ctx, client.ObjectKeyFromObject(b), b); err == nil {
-			if cond := meta.FindStatusCondition(b.Status.Conditions, "Ready"); cond != nil && cond.Status != "True" {
+			if cond := meta.FindStatusCondition(b.Status.Conditions, mooringv1.ConditionReady); cond != nil && cond.Status != "True" {
 				why = ": " + cond.Message
 			}
 		}

@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // The names of what Mooring installs (internal/webhook/certs.go and config/default; a
@@ -38,12 +40,14 @@ type expectedCRD struct {
 	storage string
 }
 
-var expectedCRDs = []expectedCRD{
-	{"apps.mooring.dev", []string{"v1"}, "v1"},
-	{"cacheinstances.mooring.dev", []string{"v1"}, "v1"},
-	{ConversionCRDName, []string{"v1alpha1", "v1beta1"}, "v1beta1"},
-	{"backups.mooring.dev", []string{"v1"}, "v1"},
-}
+// expectedCRDs are api/v1's Kinds, as CRDs.
+var expectedCRDs = func() []expectedCRD {
+	var out []expectedCRD
+	for _, k := range mooringv1.Kinds() {
+		out = append(out, expectedCRD{name: k.GroupVersionResource().GroupResource().String(), served: k.Versions, storage: k.Version})
+	}
+	return out
+}()
 
 const fixInstallCRDs = "install the CRDs of this release: kubectl apply -k config/default (or config/crd)"
 

@@ -7,32 +7,55 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
-// kind is one of Mooring's kinds as the commands name it: by its name, plural, the short
-// names its CRD declares (a test reads config/crd/bases) and their .mooring.dev forms.
+// kind is one of Mooring's kinds as the commands name it: api/v1's KindInfo (its
+// plural, singular, short names and their .mooring.dev forms, as kubectl takes them) and
+// the plugin's own shorter names.
 type kind struct {
-	// Name is the canonical lower-case name used in KIND/NAME and in output.
+	// Name is the canonical lower-case name used in KIND/NAME and in output: the singular.
 	Name    string
 	Kind    string
 	aliases []string
-	newObj  func() client.Object
-	newList func() client.ObjectList
+	gvk     schema.GroupVersionKind
 }
 
-var kinds = []kind{
-	{Name: "app", Kind: "App", aliases: []string{"apps", "app.mooring.dev", "apps.mooring.dev"},
-		newObj: func() client.Object { return &mooringv1.App{} }, newList: func() client.ObjectList { return &mooringv1.AppList{} }},
-	{Name: "cacheinstance", Kind: "CacheInstance", aliases: []string{"cacheinstances", "cache", "caches", "cacheinstance.mooring.dev", "cacheinstances.mooring.dev"},
-		newObj: func() client.Object { return &mooringv1.CacheInstance{} }, newList: func() client.ObjectList { return &mooringv1.CacheInstanceList{} }},
-	{Name: "databasecluster", Kind: "DatabaseCluster", aliases: []string{"databaseclusters", "dbc", "db", "databasecluster.mooring.dev", "databaseclusters.mooring.dev"},
-		newObj: func() client.Object { return &v1beta1.DatabaseCluster{} }, newList: func() client.ObjectList { return &v1beta1.DatabaseClusterList{} }},
-	{Name: "backup", Kind: "Backup", aliases: []string{"backups", "backup.mooring.dev", "backups.mooring.dev"},
-		newObj: func() client.Object { return &mooringv1.Backup{} }, newList: func() client.ObjectList { return &mooringv1.BackupList{} }},
+// extraAliases are names the plugin accepts beyond the CRDs'.
+var extraAliases = map[string][]string{
+	mooringv1.KindCacheInstance:   {"cache", "caches"},
+	mooringv1.KindDatabaseCluster: {"db"},
+}
+
+// kinds are api/v1's Kinds, in its order.
+var kinds = func() []kind {
+	var out []kind
+	for _, k := range mooringv1.Kinds() {
+		out = append(out, kind{Name: k.Singular, Kind: k.Kind, gvk: k.GroupVersionKind(),
+			aliases: append(k.Names(), extraAliases[k.Kind]...)})
+	}
+	return out
+}()
+
+// newObj is an empty object of the kind, at the version the plugin reads.
+func (k kind) newObj() client.Object {
+	obj, err := Scheme.New(k.gvk)
+	if err != nil {
+		panic(fmt.Sprintf("the plugin's scheme does not know %s: %v", k.gvk, err)) // api/v1's Kinds and Scheme disagree
+	}
+	return obj.(client.Object)
+}
+
+// newList is an empty list of the kind.
+func (k kind) newList() client.ObjectList {
+	list, err := Scheme.New(k.gvk.GroupVersion().WithKind(k.Kind + "List"))
+	if err != nil {
+		panic(fmt.Sprintf("the plugin's scheme does not know %sList: %v", k.gvk, err))
+	}
+	return list.(client.ObjectList)
 }
 
 // lookupKind finds a kind by its name, kind or an alias, case-insensitively.
@@ -67,9 +90,18 @@ func parseRef(s string) (ref, error) {
 	}
 	k, ok := lookupKind(kindName)
 	if !ok {
-		return ref{}, fmt.Errorf("unknown kind %q: one of app, cacheinstance, databasecluster, backup", kindName)
+		return ref{}, fmt.Errorf("unknown kind %q: one of %s", kindName, kindNames())
 	}
 	return ref{kind: k, name: name}, nil
+}
+
+// kindNames lists the kinds' names for a message: "app, cacheinstance, ...".
+func kindNames() string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // completeRef completes KIND/ and then the names of that kind in the namespace; only

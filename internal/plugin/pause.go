@@ -12,22 +12,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
 
-// The annotations the engine understands (internal/engine/conditions.go; a test keeps
-// them equal). The plugin does not import the engine: it talks to the API only.
-const (
-	PausedAnnotation             = "mooring.dev/paused"
-	ReconcileRequestedAnnotation = "mooring.dev/reconcile-requested-at"
-	conditionPaused              = "Paused"
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // newPauseCommand is `pause` (pause=true) or `resume`.
 func newPauseCommand(o *Options, pause bool) *cobra.Command {
 	var timeout time.Duration
-	use, short := "resume KIND/NAME", "Let Mooring manage the object again (removes "+PausedAnnotation+")"
+	use, short := "resume KIND/NAME", "Let Mooring manage the object again (removes "+mooringv1.PausedAnnotation+")"
 	if pause {
-		use, short = "pause KIND/NAME", "Stop Mooring from changing the object and its children ("+PausedAnnotation+"=true)"
+		use, short = "pause KIND/NAME", "Stop Mooring from changing the object and its children ("+mooringv1.PausedAnnotation+"=true)"
 	}
 	cmd := &cobra.Command{
 		Use:               use,
@@ -53,10 +47,10 @@ func (o *Options) runPause(ctx context.Context, arg string, pause bool, timeout 
 	if pause {
 		verb, val = "paused", "true"
 	}
-	if (obj.GetAnnotations()[PausedAnnotation] == "true") == pause {
+	if (obj.GetAnnotations()[mooringv1.PausedAnnotation] == "true") == pause {
 		fmt.Fprintf(o.Streams.Out, "%s is already %s\n", r, verb)
 	} else {
-		if err := annotate(ctx, c, obj, PausedAnnotation, val); err != nil {
+		if err := annotate(ctx, c, obj, mooringv1.PausedAnnotation, val); err != nil {
 			return fmt.Errorf("%s %s: %w", verb, r, err)
 		}
 		fmt.Fprintf(o.Streams.Out, "%s %s\n", r, verb)
@@ -70,7 +64,7 @@ func (o *Options) runPause(ctx context.Context, arg string, pause bool, timeout 
 		if err := c.Get(ctx, key, obj); err != nil {
 			return false, err
 		}
-		last = meta.FindStatusCondition(conditionsOf(obj), conditionPaused)
+		last = meta.FindStatusCondition(conditionsOf(obj), mooringv1.ConditionPaused)
 		return (last != nil && last.Status == metav1.ConditionTrue) == pause, nil
 	})
 	if err != nil {
@@ -104,8 +98,8 @@ func conditionsOf(obj client.Object) []metav1.Condition {
 func newReconcileCommand(o *Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "reconcile KIND/NAME",
-		Short: "Ask Mooring to reconcile the object now (" + ReconcileRequestedAnnotation + ")",
-		Long: "Ask Mooring to reconcile the object now. The annotation " + ReconcileRequestedAnnotation + " is set to the\n" +
+		Short: "Ask Mooring to reconcile the object now (" + mooringv1.ReconcileRequestedAnnotation + ")",
+		Long: "Ask Mooring to reconcile the object now. The annotation " + mooringv1.ReconcileRequestedAnnotation + " is set to the\n" +
 			"current time; like any annotation change it wakes the object's controller, which then\n" +
 			"repairs children that drifted and re-derives status.",
 		Args:              cobra.ExactArgs(1),
@@ -117,10 +111,10 @@ func newReconcileCommand(o *Options) *cobra.Command {
 			}
 			// Nanoseconds, so two requests within a second are two changes.
 			at := o.now().UTC().Format(time.RFC3339Nano)
-			if err := annotate(cmd.Context(), c, obj, ReconcileRequestedAnnotation, at); err != nil {
+			if err := annotate(cmd.Context(), c, obj, mooringv1.ReconcileRequestedAnnotation, at); err != nil {
 				return fmt.Errorf("request reconcile of %s: %w", r, err)
 			}
-			if obj.GetAnnotations()[PausedAnnotation] == "true" {
+			if obj.GetAnnotations()[mooringv1.PausedAnnotation] == "true" {
 				fmt.Fprintf(o.Streams.Out, "%s reconcile requested at %s; it is paused, so Mooring will change nothing until resumed\n", r, at)
 				return nil
 			}

@@ -22,7 +22,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/manager"
 	"github.com/mooringhq/mooring/internal/webhook"
 )
@@ -30,13 +29,10 @@ import (
 // The plugin names what the operator defines without importing it; these must agree.
 func TestNamesMatchTheOperator(t *testing.T) {
 	pairs := map[string][2]string{
-		"paused annotation":    {PausedAnnotation, engine.PausedAnnotation},
-		"reconcile annotation": {ReconcileRequestedAnnotation, engine.ReconcileRequestedAnnotation},
-		"paused condition":     {conditionPaused, engine.ConditionPaused},
-		"mutating config":      {MutatingConfigName, webhook.MutatingConfigName},
-		"validating config":    {ValidatingConfigName, webhook.ValidatingConfigName},
-		"conversion CRD":       {ConversionCRDName, webhook.ConversionCRDName},
-		"leader lease":         {LeaseName, manager.LeaseName},
+		"mutating config":   {MutatingConfigName, webhook.MutatingConfigName},
+		"validating config": {ValidatingConfigName, webhook.ValidatingConfigName},
+		"conversion CRD":    {ConversionCRDName, webhook.ConversionCRDName},
+		"leader lease":      {LeaseName, manager.LeaseName},
 	}
 	for name, p := range pairs {
 		if p[0] != p[1] {
@@ -253,6 +249,24 @@ func TestKindsAcceptTheCRDsNames(t *testing.T) {
 			if !ok || k.Kind != n.Kind {
 				t.Errorf("%s: %q names %q for the plugin, want %s", filepath.Base(f), name, k.Kind, n.Kind)
 			}
+		}
+	}
+}
+
+// Every kind of api/v1's list is one the plugin's scheme can make objects and lists of,
+// at the version Mooring reads and writes.
+func TestEveryKindHasGoTypes(t *testing.T) {
+	if len(kinds) == 0 {
+		t.Fatal("no kinds")
+	}
+	for _, k := range kinds {
+		obj, list := k.newObj(), k.newList()
+		gvks, _, err := Scheme.ObjectKinds(obj)
+		if err != nil || len(gvks) == 0 || gvks[0] != k.gvk {
+			t.Errorf("%s: object of kinds %v (%v), want %s", k.Name, gvks, err, k.gvk)
+		}
+		if _, _, err := Scheme.ObjectKinds(list); err != nil {
+			t.Errorf("%s: list: %v", k.Name, err)
 		}
 	}
 }

@@ -4,7 +4,12 @@ import (
 	"sort"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
 // State is how a line of a status tree is judged; it picks the colour on a terminal.
@@ -60,7 +65,11 @@ type Condition struct {
 // and failures, Progressing, which is True while a rollout is under way and False once it
 // is done, and a DatabaseCluster's MigrationNeeded, True while it runs a Bitnami-era
 // StatefulSet Mooring must not change.
-var abnormalWhenTrue = map[string]bool{"Paused": true, "ReplicaFailure": true, "Failed": true, "Progressing": true, "MigrationNeeded": true}
+var abnormalWhenTrue = map[string]bool{
+	mooringv1.ConditionPaused: true, mooringv1.ConditionProgressing: true, v1beta1.ConditionMigrationNeeded: true,
+	// A Deployment's and a Job's.
+	string(appsv1.DeploymentReplicaFailure): true, string(batchv1.JobFailed): true,
+}
 
 // fromMetaConditions converts the conditions of a Mooring object.
 func fromMetaConditions(conds []metav1.Condition) []Condition {

@@ -399,17 +399,8 @@ func componentOf(root client.Object) string {
 func TestTreeNamesMatchTheOperator(t *testing.T) {
 	db := &v1beta1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: "orders"}}
 	for name, p := range map[string][2]string{
-		"instance label":   {instanceLabel, engine.InstanceLabel},
-		"component label":  {componentLabel, engine.ComponentLabel},
-		"managed-by label": {managedByLabel, engine.ManagedByLabel},
-		"managed-by":       {managedBy, engine.ManagedBy},
-		"app":              {appComponent, app.Component},
-		"cache":            {cacheComponent, cachecontroller.Component},
-		"database":         {databaseComponent, database.Component},
-		"backup":           {backupComponent, backupcontroller.Component},
-		"final snapshot":   {snapshotComponent, database.FinalSnapshotClaim(db).Labels[engine.ComponentLabel]},
-		"admin Secret":     {adminSecretName(db.Name), database.AdminSecretName(db)},
-		"migration needed": {"MigrationNeeded", database.ConditionMigrationNeeded},
+		"database":     {databaseComponent, database.Component},
+		"admin Secret": {adminSecretName(db.Name), database.AdminSecretName(db)},
 	} {
 		if p[0] != p[1] {
 			t.Errorf("%s: plugin %q, operator %q", name, p[0], p[1])

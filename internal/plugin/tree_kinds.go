@@ -46,18 +46,11 @@ func mooringNode(kind string, m metav1.ObjectMeta, phase string, conds []metav1.
 		Status: phase, State: phaseState(phase), Conditions: fromMetaConditions(conds)}
 }
 
-// The components (app.kubernetes.io/component) of Mooring's children, by the kind of
-// their Mooring object: a child Mooring creates without an owner reference (one that must
-// outlive its object, or be made while the object is being deleted) is found by its
-// labels, which name the object (instance) and carry one of these.
-const (
-	appComponent      = "app"
-	cacheComponent    = "cache"
-	databaseComponent = "database"
-	backupComponent   = "backup"
-	// snapshotComponent is the final snapshot's volume, which outlives its DatabaseCluster.
-	snapshotComponent = "final-snapshot"
-)
+// A child Mooring creates without an owner reference (one that must outlive its object,
+// or be made while the object is being deleted) is found by its labels, which name the
+// object (instance) and carry its kind's component: api/v1's AppComponent and the like.
+// databaseComponent is a DatabaseCluster's (the operator's database.Component).
+const databaseComponent = "database"
 
 // adminSecretName is a DatabaseCluster's superuser Secret (the operator's
 // database.AdminSecretName).
@@ -66,10 +59,10 @@ func adminSecretName(name string) string { return name + "-admin" }
 // appTree is App → Deployment → ReplicaSets → Pods, and the App's Service, ConfigMap,
 // PodDisruptionBudget, HorizontalPodAutoscaler, Ingress and HTTPRoute.
 func (s *Snapshot) appTree(a *mooringv1.App, now time.Time) *Node {
-	n := mooringNode("App", a.ObjectMeta, string(a.Status.Phase), a.Status.Conditions)
+	n := mooringNode(mooringv1.KindApp, a.ObjectMeta, string(a.Status.Phase), a.Status.Conditions)
 	n.Ready = ratio(a.Status.AvailableReplicas, appDesiredReplicas(a))
 	n.Details = append(n.Details, value("image", a.Spec.Image))
-	s.addChildren(n, a, now, appComponent)
+	s.addChildren(n, a, now, mooringv1.AppComponent)
 	return n
 }
 
@@ -85,13 +78,13 @@ func appDesiredReplicas(a *mooringv1.App) int32 {
 // cacheTree is CacheInstance → Deployment → ReplicaSets → Pods, Service, binding
 // ConfigMap, PDB.
 func (s *Snapshot) cacheTree(c *mooringv1.CacheInstance, now time.Time) *Node {
-	n := mooringNode("CacheInstance", c.ObjectMeta, string(c.Status.Phase), c.Status.Conditions)
+	n := mooringNode(mooringv1.KindCacheInstance, c.ObjectMeta, string(c.Status.Phase), c.Status.Conditions)
 	n.Ready = ratio(c.Status.AvailableReplicas, ptr.Deref(c.Spec.Replicas, 1))
 	n.Details = append(n.Details, value("engine", fmt.Sprintf("%s %s", c.Spec.Engine, c.Spec.Version)))
 	if c.Status.Endpoint != "" {
 		n.Details = append(n.Details, value("endpoint", c.Status.Endpoint))
 	}
-	s.addChildren(n, c, now, cacheComponent)
+	s.addChildren(n, c, now, mooringv1.CacheInstanceComponent)
 	return n
 }
 
@@ -150,16 +143,9 @@ func (s *Snapshot) addChildren(n *Node, root metav1.Object, now time.Time, compo
 func labelledFor(o, root metav1.Object, components []string) bool {
 	l := o.GetLabels()
 	return o.GetNamespace() == root.GetNamespace() && len(o.GetOwnerReferences()) == 0 &&
-		l[managedByLabel] == managedBy && l[instanceLabel] == root.GetName() && slices.Contains(components, l[componentLabel])
+		l[mooringv1.ManagedByLabel] == mooringv1.ManagedBy && l[mooringv1.InstanceLabel] == root.GetName() &&
+		slices.Contains(components, l[mooringv1.ComponentLabel])
 }
-
-// Mooring's labels (the operator's engine.*Label).
-const (
-	instanceLabel  = "app.kubernetes.io/instance"
-	componentLabel = "app.kubernetes.io/component"
-	managedByLabel = "app.kubernetes.io/managed-by"
-	managedBy      = "mooring"
-)
 
 // belonging returns pointers to the items mine accepts.
 func belonging[T any, PT interface {
@@ -190,7 +176,7 @@ func (n *Node) addChild(c *Node) {
 // names only), the credentials, restore and final snapshot Jobs and volume, and the
 // Backups of the database.
 func (s *Snapshot) databaseTree(d *v1beta1.DatabaseCluster, now time.Time) *Node {
-	n := mooringNode("DatabaseCluster", d.ObjectMeta, string(d.Status.Phase), d.Status.Conditions)
+	n := mooringNode(mooringv1.KindDatabaseCluster, d.ObjectMeta, string(d.Status.Phase), d.Status.Conditions)
 	n.Ready = ratio(d.Status.ReadyReplicas, d.Spec.ReplicaCount)
 	n.Details = append(n.Details, value("engine", fmt.Sprintf("%s %s", d.Spec.Engine, d.Spec.Version)))
 	if d.Status.PrimaryEndpoint != "" {
@@ -202,7 +188,7 @@ func (s *Snapshot) databaseTree(d *v1beta1.DatabaseCluster, now time.Time) *Node
 		n.addChild(s.secretNode(d.Namespace, d.Spec.SecretName))
 	}
 	n.addChild(s.secretNode(d.Namespace, adminSecretName(d.Name)))
-	s.addChildren(n, d, now, databaseComponent, snapshotComponent)
+	s.addChildren(n, d, now, databaseComponent, v1beta1.FinalSnapshotComponent)
 	for i := range s.Backups {
 		b := &s.Backups[i]
 		if b.Namespace == d.Namespace && b.Spec.DatabaseRef.Name == d.Name {
@@ -231,10 +217,10 @@ func (s *Snapshot) secretNode(ns, name string) *Node {
 // backupTree is Backup → CronJob → its last Jobs, the on-demand and cleanup Jobs, and the
 // volume, with the last success, the last failure and the next run.
 func (s *Snapshot) backupTree(b *mooringv1.Backup, now time.Time) *Node {
-	n := mooringNode("Backup", b.ObjectMeta, string(b.Status.Phase), b.Status.Conditions)
+	n := mooringNode(mooringv1.KindBackup, b.ObjectMeta, string(b.Status.Phase), b.Status.Conditions)
 	n.Details = append(n.Details, value("schedule", b.Spec.Schedule))
 	n.addDetails(at("last success", b.Status.LastSuccessfulTime), at("last failure", b.Status.LastFailedTime))
-	s.addChildren(n, b, now, backupComponent)
+	s.addChildren(n, b, now, mooringv1.BackupComponent)
 	if cronJobs := owned[batchv1.CronJob](s.CronJobs, b); len(cronJobs) == 1 {
 		if next := nextRun(cronJobs[0], now); next != nil {
 			n.Details = append(n.Details, Detail{Name: "next run", Time: next})

@@ -17,7 +17,6 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/database"
-	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/schedule"
 )
 
@@ -163,8 +162,8 @@ func (v BackupValidator) checkClaimOwner(ctx context.Context, b *mooringv1.Backu
 	case err != nil:
 		return nil, fmt.Errorf("look up PersistentVolumeClaim %s/%s for spec.storage.existingClaim: %w", b.Namespace, name, err)
 	default:
-		if l := claim.Labels; l[engine.ManagedByLabel] == engine.ManagedBy && l[engine.ComponentLabel] == database.Component {
-			return field.ErrorList{field.Invalid(path, name, claimOfDatabaseMessage(name, l[engine.InstanceLabel]))}, nil
+		if l := claim.Labels; l[mooringv1.ManagedByLabel] == mooringv1.ManagedBy && l[mooringv1.ComponentLabel] == database.Component {
+			return field.ErrorList{field.Invalid(path, name, claimOfDatabaseMessage(name, l[mooringv1.InstanceLabel]))}, nil
 		}
 	}
 	db, ok := dataVolumeOf(name)

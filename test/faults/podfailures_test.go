@@ -47,7 +47,7 @@ func waitReady[T engine.Object](t *testing.T, key client.ObjectKey, obj T, phase
 			return err
 		}
 		got := phaseOf(obj)
-		c := meta.FindStatusCondition(*obj.StatusConditions(), engine.ConditionReady)
+		c := meta.FindStatusCondition(*obj.StatusConditions(), mooringv1.ConditionReady)
 		if got != phase || c == nil || c.Reason != reason || !strings.Contains(c.Message, message) {
 			return fmt.Errorf("phase %q, Ready %+v", got, c)
 		}

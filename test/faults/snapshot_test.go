@@ -69,8 +69,8 @@ func TestKilledDuringFinalSnapshot(t *testing.T) {
 		if err := suite.Client.Get(ctx, key, db); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(db.Status.Conditions, database.ConditionFinalSnapshot)
-		if c == nil || c.Reason != database.ReasonSnapshotInProgress || db.Status.Phase != v1beta1.DatabaseDeleting {
+		c := meta.FindStatusCondition(db.Status.Conditions, v1beta1.ConditionFinalSnapshot)
+		if c == nil || c.Reason != v1beta1.ReasonSnapshotInProgress || db.Status.Phase != v1beta1.DatabaseDeleting {
 			return fmt.Errorf("phase %s, condition %+v", db.Status.Phase, c)
 		}
 		return nil
@@ -99,13 +99,13 @@ func TestKilledDuringFinalSnapshot(t *testing.T) {
 	}
 	taken := false
 	for _, e := range events.Items {
-		taken = taken || e.Reason == database.ReasonSnapshotTaken
-		if e.Reason == database.ReasonSnapshotSkipped {
+		taken = taken || e.Reason == v1beta1.ReasonSnapshotTaken
+		if e.Reason == v1beta1.ReasonSnapshotSkipped {
 			t.Errorf("the cluster was deleted without its snapshot: %s", e.Note)
 		}
 	}
 	if !taken {
-		t.Errorf("the cluster was deleted but no %s event says the snapshot succeeded", database.ReasonSnapshotTaken)
+		t.Errorf("the cluster was deleted but no %s event says the snapshot succeeded", v1beta1.ReasonSnapshotTaken)
 	}
 	t.Logf("snapshot succeeded and cluster deleted %s after the nodes were uncordoned", time.Since(t0).Round(100*time.Millisecond))
 }

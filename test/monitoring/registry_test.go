@@ -21,7 +21,6 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
-	"github.com/mooringhq/mooring/internal/controller/backup"
 	"github.com/mooringhq/mooring/internal/manager"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
@@ -131,7 +130,7 @@ func waitManualJob(t *testing.T, ns, value string) client.ObjectKey {
 		}
 		var seen []string
 		for _, j := range jobs.Items {
-			if j.Annotations[backup.BackupNowValueAnnotation] == value {
+			if j.Annotations[mooringv1.BackupNowValueAnnotation] == value {
 				key = client.ObjectKeyFromObject(&j)
 				return nil
 			}

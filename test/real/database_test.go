@@ -85,7 +85,7 @@ func waitReplicating(t *testing.T, db *v1beta1.DatabaseCluster, timeout time.Dur
 		if err := suite.c.Get(context.Background(), client.ObjectKeyFromObject(db), live); err != nil {
 			return err
 		}
-		c := apimeta.FindStatusCondition(live.Status.Conditions, database.ConditionReplicationHealthy)
+		c := apimeta.FindStatusCondition(live.Status.Conditions, v1beta1.ConditionReplicationHealthy)
 		if live.Status.Phase != v1beta1.DatabaseRunning || c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("phase %s, ReplicationHealthy %+v, instances %+v, pods:\n%s", live.Status.Phase, c, live.Status.Instances, podSummary(db.Namespace))
 		}
@@ -224,7 +224,7 @@ func rotatePassword(t *testing.T, e dbEngine, db *v1beta1.DatabaseCluster) {
 		if err := suite.c.Get(context.Background(), client.ObjectKeyFromObject(db), live); err != nil {
 			return err
 		}
-		c := apimeta.FindStatusCondition(live.Status.Conditions, database.ConditionCredentialsSynced)
+		c := apimeta.FindStatusCondition(live.Status.Conditions, v1beta1.ConditionCredentialsSynced)
 		if c == nil || c.Status != metav1.ConditionTrue || live.Status.Credentials == nil || live.Status.Credentials.Revision < 2 {
 			return fmt.Errorf("CredentialsSynced %+v, credentials %+v", c, live.Status.Credentials)
 		}

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/mooringhq/mooring/internal/engine"
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // checkNoPasswordLeaks looks for every password Mooring generated or was given in its
@@ -26,7 +26,7 @@ import (
 // the tests are done, when every password the tests made exists, and reports how many it
 // looked for.
 func checkNoPasswordLeaks(ctx context.Context) (int, error) {
-	secrets, err := suite.cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: engine.ManagedByLabel + "=" + engine.ManagedBy})
+	secrets, err := suite.cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: mooringv1.ManagedByLabel + "=" + mooringv1.ManagedBy})
 	if err != nil {
 		return 0, err
 	}
@@ -37,7 +37,7 @@ func checkNoPasswordLeaks(ctx context.Context) (int, error) {
 		}
 	}
 	if len(passwords) == 0 {
-		return 0, fmt.Errorf("no password in %d Secrets labelled %s=%s: the check would look for nothing", len(secrets.Items), engine.ManagedByLabel, engine.ManagedBy)
+		return 0, fmt.Errorf("no password in %d Secrets labelled %s=%s: the check would look for nothing", len(secrets.Items), mooringv1.ManagedByLabel, mooringv1.ManagedBy)
 	}
 	var leaks []string
 	check := func(where string, data []byte) {

@@ -19,8 +19,6 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/controller/app"
-	"github.com/mooringhq/mooring/internal/controller/rollout"
-	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -64,7 +62,7 @@ func TestAppCreatesChildrenWithOwnerAndLabels(t *testing.T) {
 			if !metav1.IsControlledBy(c, a) {
 				return fmt.Errorf("owner references %v do not name App web (uid %s) as controller", c.GetOwnerReferences(), a.UID)
 			}
-			for k, v := range map[string]string{engine.NameLabel: "web", engine.InstanceLabel: "web", engine.ManagedByLabel: "mooring"} {
+			for k, v := range map[string]string{mooringv1.NameLabel: "web", mooringv1.InstanceLabel: "web", mooringv1.ManagedByLabel: "mooring"} {
 				if c.GetLabels()[k] != v {
 					return fmt.Errorf("label %s=%q, want %q (labels %v)", k, c.GetLabels()[k], v, c.GetLabels())
 				}
@@ -114,7 +112,7 @@ func TestAppChildrenFollowSpecChanges(t *testing.T) {
 	})
 	var firstSum string
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "APP_CONFIG env and checksum", func(d *appsv1.Deployment) error {
-		firstSum = d.Spec.Template.Annotations[app.ConfigChecksumAnnotation]
+		firstSum = d.Spec.Template.Annotations[mooringv1.ConfigChecksumAnnotation]
 		env := d.Spec.Template.Spec.Containers[0].Env
 		if firstSum == "" || len(env) == 0 || env[0].Name != app.ConfigEnvVar {
 			return fmt.Errorf("checksum %q env %v", firstSum, env)
@@ -123,7 +121,7 @@ func TestAppChildrenFollowSpecChanges(t *testing.T) {
 	})
 	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Config = "v2" })
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "checksum to change with the config", func(d *appsv1.Deployment) error {
-		if sum := d.Spec.Template.Annotations[app.ConfigChecksumAnnotation]; sum == firstSum {
+		if sum := d.Spec.Template.Annotations[mooringv1.ConfigChecksumAnnotation]; sum == firstSum {
 			return fmt.Errorf("checksum still %s", sum)
 		}
 		return nil
@@ -143,7 +141,7 @@ func TestAppChildrenFollowSpecChanges(t *testing.T) {
 	testutil.WaitGone(t, env.Client, cmKey, &corev1.ConfigMap{}, "ConfigMap deleted after config unset")
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "port, env and checksum gone from the Deployment", func(d *appsv1.Deployment) error {
 		c := d.Spec.Template.Spec.Containers[0]
-		if len(c.Ports) != 0 || len(c.Env) != 0 || d.Spec.Template.Annotations[app.ConfigChecksumAnnotation] != "" {
+		if len(c.Ports) != 0 || len(c.Env) != 0 || d.Spec.Template.Annotations[mooringv1.ConfigChecksumAnnotation] != "" {
 			return fmt.Errorf("ports %v env %v annotations %v", c.Ports, c.Env, d.Spec.Template.Annotations)
 		}
 		return nil
@@ -200,14 +198,14 @@ func TestAppStatusFollowsDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "App Running with Ready=True", func(a *mooringv1.App) error {
-		ready := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionReady)
-		prog := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionProgressing)
+		ready := meta.FindStatusCondition(a.Status.Conditions, mooringv1.ConditionReady)
+		prog := meta.FindStatusCondition(a.Status.Conditions, mooringv1.ConditionProgressing)
 		switch {
 		case a.Status.Phase != mooringv1.AppRunning || a.Status.AvailableReplicas != 2 || a.Status.Replicas != 2:
 			return fmt.Errorf("phase %s available %d replicas %d", a.Status.Phase, a.Status.AvailableReplicas, a.Status.Replicas)
-		case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != rollout.ReasonAllReplicasAvailable:
+		case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != mooringv1.ReasonAllReplicasAvailable:
 			return fmt.Errorf("Ready %+v", ready)
-		case prog == nil || prog.Status != metav1.ConditionFalse || prog.Reason != rollout.ReasonRolloutComplete:
+		case prog == nil || prog.Status != metav1.ConditionFalse || prog.Reason != mooringv1.ReasonRolloutComplete:
 			return fmt.Errorf("Progressing %+v", prog)
 		case a.Status.ObservedGeneration != a.Generation:
 			return fmt.Errorf("observedGeneration %d, generation %d", a.Status.ObservedGeneration, a.Generation)
@@ -268,13 +266,13 @@ func TestPausedAppIsLeftAlone(t *testing.T) {
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "Deployment", func(*appsv1.Deployment) error { return nil })
 
 	updateApp(t, key, func(a *mooringv1.App) {
-		a.Annotations = map[string]string{engine.PausedAnnotation: "true"}
+		a.Annotations = map[string]string{mooringv1.PausedAnnotation: "true"}
 		a.Spec.Image = "nginx:2"
 	})
 	// The Paused condition carries the generation it was set for: once it names the new
 	// generation, the reconcile of the image change has run, and must have changed nothing.
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Paused condition for the new generation", func(a *mooringv1.App) error {
-		c := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionPaused)
+		c := meta.FindStatusCondition(a.Status.Conditions, mooringv1.ConditionPaused)
 		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != a.Generation {
 			return fmt.Errorf("Paused %+v at generation %d", c, a.Generation)
 		}
@@ -288,7 +286,7 @@ func TestPausedAppIsLeftAlone(t *testing.T) {
 		t.Fatalf("paused App's Deployment changed: image %s", image(d))
 	}
 
-	updateApp(t, key, func(a *mooringv1.App) { delete(a.Annotations, engine.PausedAnnotation) })
+	updateApp(t, key, func(a *mooringv1.App) { delete(a.Annotations, mooringv1.PausedAnnotation) })
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "image change applied after resume", func(d *appsv1.Deployment) error {
 		if image(d) != "nginx:2" {
 			return fmt.Errorf("image %s", image(d))
@@ -296,7 +294,7 @@ func TestPausedAppIsLeftAlone(t *testing.T) {
 		return nil
 	})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Paused condition removed", func(a *mooringv1.App) error {
-		if c := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionPaused); c != nil {
+		if c := meta.FindStatusCondition(a.Status.Conditions, mooringv1.ConditionPaused); c != nil {
 			return fmt.Errorf("Paused %+v", c)
 		}
 		return nil

@@ -19,21 +19,14 @@ import (
 
 const (
 	// Component is the app.kubernetes.io/component of an App's children.
-	Component = "app"
+	Component = mooringv1.AppComponent
 	// ContainerName is the name of the App's one container.
 	ContainerName = "app"
 	// ConfigKey is the ConfigMap key holding spec.config.
 	ConfigKey = "config"
 	// ConfigEnvVar is the environment variable the container reads spec.config from.
 	ConfigEnvVar = "APP_CONFIG"
-	// ConfigChecksumAnnotation on the pod template changes with spec.config, which rolls
-	// the pods: an environment variable taken from a ConfigMap is read only at start.
-	ConfigChecksumAnnotation = "mooring.dev/config-checksum"
-	// EnvFromChecksumAnnotation on the pod template changes with every write of a required
-	// ConfigMap or Secret of spec.envFrom (a hash of their resourceVersions: Mooring never
-	// reads their data), which rolls the pods for the same reason.
-	EnvFromChecksumAnnotation = "mooring.dev/envfrom-checksum"
-	portName                  = "http"
+	portName     = "http"
 )
 
 // ConfigMapName is the name of the ConfigMap that holds an App's configuration.
@@ -117,13 +110,13 @@ func Deployment(app *mooringv1.App, r Resolved) *appsv1.Deployment {
 	}
 	annotations := map[string]string{}
 	if app.Spec.Config != "" {
-		annotations[ConfigChecksumAnnotation] = checksum(app.Spec.Config)
+		annotations[mooringv1.ConfigChecksumAnnotation] = checksum(app.Spec.Config)
 	}
 	if sum := r.envChecksum(); sum != "" {
-		annotations[BindingsChecksumAnnotation] = sum
+		annotations[mooringv1.BindingsChecksumAnnotation] = sum
 	}
 	if len(r.EnvFrom) > 0 {
-		annotations[EnvFromChecksumAnnotation] = checksum(strings.Join(r.EnvFrom, "\x00"))
+		annotations[mooringv1.EnvFromChecksumAnnotation] = checksum(strings.Join(r.EnvFrom, "\x00"))
 	}
 	if len(annotations) > 0 {
 		template.Annotations = annotations

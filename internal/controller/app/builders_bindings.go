@@ -18,10 +18,6 @@ const (
 	BindingRootEnvVar = "SERVICE_BINDING_ROOT"
 	// BindingRoot is the directory every binding is a subdirectory of.
 	BindingRoot = "/bindings"
-	// BindingsChecksumAnnotation on the pod template changes when the values behind a
-	// binding's environment variables change (a rotated password), which rolls the pods:
-	// files follow changes by themselves, variables are read only at start.
-	BindingsChecksumAnnotation = "mooring.dev/bindings-checksum"
 	// Binding entries the credentials Secret holds.
 	usernameKey = bindingenv.UsernameKey
 	passwordKey = bindingenv.PasswordKey

@@ -268,7 +268,7 @@ func TestDeploymentBindings(t *testing.T) {
 	if _, ok := env["SESSIONS_HOST"]; ok {
 		t.Error("binding without env: true set variables")
 	}
-	if d.Spec.Template.Annotations[BindingsChecksumAnnotation] == "" {
+	if d.Spec.Template.Annotations[mooringv1.BindingsChecksumAnnotation] == "" {
 		t.Error("no bindings checksum with an env binding")
 	}
 }
@@ -279,7 +279,7 @@ func TestBindingsChecksum(t *testing.T) {
 	dbBinding, cacheBinding, withBindings := bindingFixtures()
 	bound := Resolved{Bindings: []ResolvedBinding{dbBinding, cacheBinding}}
 	sum := func(r Resolved) string {
-		return Deployment(newApp(withBindings), r).Spec.Template.Annotations[BindingsChecksumAnnotation]
+		return Deployment(newApp(withBindings), r).Spec.Template.Annotations[mooringv1.BindingsChecksumAnnotation]
 	}
 	rotated := Resolved{Bindings: []ResolvedBinding{dbBinding, cacheBinding}}
 	rotated.Bindings[0].Version = "h1/43"

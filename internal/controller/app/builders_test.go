@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/internal/engine"
 )
 
 func newApp(mutate func(*mooringv1.App)) *mooringv1.App {
@@ -46,7 +45,7 @@ func TestChildren(t *testing.T) {
 				case *corev1.ConfigMap:
 					got = append(got, "ConfigMap")
 				}
-				if c.GetLabels()[engine.ManagedByLabel] != engine.ManagedBy || c.GetLabels()[engine.InstanceLabel] != "web" {
+				if c.GetLabels()[mooringv1.ManagedByLabel] != mooringv1.ManagedBy || c.GetLabels()[mooringv1.InstanceLabel] != "web" {
 					t.Errorf("%T %s labels = %v, want managed-by and instance labels", c, c.GetName(), c.GetLabels())
 				}
 			}
@@ -80,7 +79,7 @@ func TestDeployment(t *testing.T) {
 				if len(c.Ports) != 0 || c.ReadinessProbe != nil {
 					t.Errorf("no port set but container has ports %v / probe %v", c.Ports, c.ReadinessProbe)
 				}
-				if _, ok := d.Spec.Template.Annotations[ConfigChecksumAnnotation]; ok {
+				if _, ok := d.Spec.Template.Annotations[mooringv1.ConfigChecksumAnnotation]; ok {
 					t.Error("config checksum annotation set without config")
 				}
 			},
@@ -101,7 +100,7 @@ func TestDeployment(t *testing.T) {
 						t.Errorf("selector %s=%s not on pod template labels %v", k, v, d.Spec.Template.Labels)
 					}
 				}
-				if d.Spec.Selector.MatchLabels[engine.ComponentLabel] != Component {
+				if d.Spec.Selector.MatchLabels[mooringv1.ComponentLabel] != Component {
 					t.Errorf("selector %v lacks the component label", d.Spec.Selector.MatchLabels)
 				}
 			},
@@ -113,8 +112,8 @@ func TestDeployment(t *testing.T) {
 				if len(c.Env) != 1 || c.Env[0].Name != ConfigEnvVar || c.Env[0].ValueFrom.ConfigMapKeyRef.Name != "web-config" || c.Env[0].ValueFrom.ConfigMapKeyRef.Key != ConfigKey {
 					t.Errorf("env = %+v, want APP_CONFIG from web-config/config", c.Env)
 				}
-				sum := d.Spec.Template.Annotations[ConfigChecksumAnnotation]
-				other := Deployment(newApp(func(a *mooringv1.App) { a.Spec.Config = "level=info" }), Resolved{}).Spec.Template.Annotations[ConfigChecksumAnnotation]
+				sum := d.Spec.Template.Annotations[mooringv1.ConfigChecksumAnnotation]
+				other := Deployment(newApp(func(a *mooringv1.App) { a.Spec.Config = "level=info" }), Resolved{}).Spec.Template.Annotations[mooringv1.ConfigChecksumAnnotation]
 				if sum == "" || sum == other {
 					t.Errorf("checksum %q must be set and differ for other config (%q)", sum, other)
 				}
@@ -178,7 +177,7 @@ func TestServiceAndConfigMap(t *testing.T) {
 	if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.Ports[0].Port != 9000 || svc.Spec.Ports[0].TargetPort.IntVal != 9000 {
 		t.Errorf("service spec = %+v, want ClusterIP 9000->9000", svc.Spec)
 	}
-	if svc.Spec.Selector[engine.InstanceLabel] != "web" {
+	if svc.Spec.Selector[mooringv1.InstanceLabel] != "web" {
 		t.Errorf("service selector = %v", svc.Spec.Selector)
 	}
 	cm := ConfigMap(newApp(func(a *mooringv1.App) { a.Spec.Config = "a: b" }))

@@ -72,7 +72,7 @@ func TestContestedReplicasAreRestoredWithBackoff(t *testing.T) {
 	if contested == nil {
 		t.Errorf("no Contested condition on the App during %s of changes", fought.Round(time.Millisecond))
 	} else if !strings.Contains(contested.Message, "Deployment "+ns+"/contested field spec.replicas") ||
-		!strings.Contains(contested.Message, `"`+writer+`"`) || contested.Reason != engine.ReasonOtherWriter {
+		!strings.Contains(contested.Message, `"`+writer+`"`) || contested.Reason != mooringv1.ReasonOtherWriter {
 		t.Errorf("Contested condition %+v does not name the field and the manager", contested)
 	}
 	// Once the writer stops, the desired state wins and the fight is declared over.
@@ -83,7 +83,7 @@ func TestContestedReplicasAreRestoredWithBackoff(t *testing.T) {
 		return nil
 	})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Contested condition cleared", func(a *mooringv1.App) error {
-		if c := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionContested); c != nil {
+		if c := meta.FindStatusCondition(a.Status.Conditions, mooringv1.ConditionContested); c != nil {
 			return fmt.Errorf("Contested %s: %s", c.Status, c.Message)
 		}
 		return nil
@@ -144,5 +144,5 @@ func contestedCondition(t *testing.T, key types.NamespacedName) *metav1.Conditio
 	if err := env.Client.Get(ctx, key, a); err != nil {
 		t.Fatal(err)
 	}
-	return meta.FindStatusCondition(a.Status.Conditions, engine.ConditionContested)
+	return meta.FindStatusCondition(a.Status.Conditions, mooringv1.ConditionContested)
 }

@@ -43,8 +43,8 @@ func TestCreatedChildIsPrunedLikeAnAppliedOne(t *testing.T) {
 	a := createApp(t, ns, "owned", func(a *mooringv1.App) { a.Spec.Port = ptr.To[int32](8080) })
 	key := client.ObjectKeyFromObject(a)
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "Deployment created with a plain create and marked for the ownership conversion", func(d *appsv1.Deployment) error {
-		if got := d.Annotations[engine.FieldOwnershipAnnotation]; got != "created" {
-			return fmt.Errorf("annotation %s=%q", engine.FieldOwnershipAnnotation, got)
+		if got := d.Annotations[mooringv1.FieldOwnershipAnnotation]; got != "created" {
+			return fmt.Errorf("annotation %s=%q", mooringv1.FieldOwnershipAnnotation, got)
 		}
 		if ops := mooringEntries(d); len(ops) != 1 || ops[0] != string(metav1.ManagedFieldsOperationUpdate) {
 			return fmt.Errorf("mooring's managedFields entries %v, want [Update]", ops)
@@ -75,7 +75,7 @@ func TestOwnershipConversionFallsBackToReading(t *testing.T) {
 	a := createApp(t, ns, "shared", func(a *mooringv1.App) { a.Spec.Port = ptr.To[int32](8080) })
 	key := client.ObjectKeyFromObject(a)
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "Deployment created and marked for the ownership conversion", func(d *appsv1.Deployment) error {
-		if d.Annotations[engine.FieldOwnershipAnnotation] != "created" {
+		if d.Annotations[mooringv1.FieldOwnershipAnnotation] != "created" {
 			return fmt.Errorf("annotations %v", d.Annotations)
 		}
 		return nil
@@ -112,8 +112,8 @@ func waitPortPrunedAndConverted(t *testing.T, key client.ObjectKey) *appsv1.Depl
 		if ports := d.Spec.Template.Spec.Containers[0].Ports; len(ports) != 0 {
 			return fmt.Errorf("ports %v", ports)
 		}
-		if _, ok := d.Annotations[engine.FieldOwnershipAnnotation]; ok {
-			return fmt.Errorf("annotation %s still set", engine.FieldOwnershipAnnotation)
+		if _, ok := d.Annotations[mooringv1.FieldOwnershipAnnotation]; ok {
+			return fmt.Errorf("annotation %s still set", mooringv1.FieldOwnershipAnnotation)
 		}
 		if ops := mooringEntries(d); len(ops) != 1 || ops[0] != string(metav1.ManagedFieldsOperationApply) {
 			return fmt.Errorf("mooring's managedFields entries %v, want [Apply]", ops)
@@ -164,8 +164,8 @@ func TestForeignObjectOutsideTheCacheIsNotTakenOver(t *testing.T) {
 	a := createApp(t, ns, "taken", func(a *mooringv1.App) { a.Spec.Port = ptr.To[int32](8080) })
 	key := client.ObjectKeyFromObject(a)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "App not Ready, naming the Service that is in the way", func(a *mooringv1.App) error {
-		ready := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionReady)
-		if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != engine.ReasonReconcileError ||
+		ready := meta.FindStatusCondition(a.Status.Conditions, mooringv1.ConditionReady)
+		if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != mooringv1.ReasonReconcileError ||
 			!strings.Contains(ready.Message, "Service taken already exists and is not controlled") {
 			return fmt.Errorf("Ready %+v", ready)
 		}
@@ -183,7 +183,7 @@ func TestForeignObjectOutsideTheCacheIsNotTakenOver(t *testing.T) {
 	if err := env.Client.Get(ctx, key, svc); err != nil {
 		t.Fatal(err)
 	}
-	if len(svc.OwnerReferences) != 0 || svc.Labels[engine.ManagedByLabel] != "" || svc.Spec.Ports[0].Port != 9999 {
+	if len(svc.OwnerReferences) != 0 || svc.Labels[mooringv1.ManagedByLabel] != "" || svc.Spec.Ports[0].Port != 9999 {
 		t.Fatalf("the foreign Service was changed: owners %v labels %v ports %v", svc.OwnerReferences, svc.Labels, svc.Spec.Ports)
 	}
 }
@@ -255,7 +255,7 @@ func TestOwnChildOutsideTheCacheIsAppliedOver(t *testing.T) {
 	ns := env.Namespace(t)
 	a := createApp(t, ns, "unlabelled", func(a *mooringv1.App) {
 		a.Spec.Port = ptr.To[int32](8080)
-		a.Annotations = map[string]string{engine.PausedAnnotation: "true"}
+		a.Annotations = map[string]string{mooringv1.PausedAnnotation: "true"}
 	})
 	key := client.ObjectKeyFromObject(a)
 	if err := env.Client.Get(ctx, key, a); err != nil {
@@ -271,7 +271,7 @@ func TestOwnChildOutsideTheCacheIsAppliedOver(t *testing.T) {
 	if err := env.Client.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	updateApp(t, key, func(a *mooringv1.App) { delete(a.Annotations, engine.PausedAnnotation) })
+	updateApp(t, key, func(a *mooringv1.App) { delete(a.Annotations, mooringv1.PausedAnnotation) })
 	// The port the test's own create set stays: server-side apply leaves another
 	// manager's fields alone.
 	testutil.WaitFor(t, env.Client, key, &corev1.Service{}, "the App's own Service labelled and applied over", func(s *corev1.Service) error {
@@ -279,14 +279,14 @@ func TestOwnChildOutsideTheCacheIsAppliedOver(t *testing.T) {
 		for _, p := range s.Spec.Ports {
 			ports[p.Port] = true
 		}
-		if s.Labels[engine.ManagedByLabel] != engine.ManagedBy || !ports[8080] {
+		if s.Labels[mooringv1.ManagedByLabel] != mooringv1.ManagedBy || !ports[8080] {
 			return fmt.Errorf("labels %v ports %v", s.Labels, s.Spec.Ports)
 		}
 		return nil
 	})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "App reconciled without an error", func(a *mooringv1.App) error {
-		ready := meta.FindStatusCondition(a.Status.Conditions, engine.ConditionReady)
-		if a.Status.ObservedGeneration != a.Generation || ready == nil || ready.Reason == engine.ReasonReconcileError {
+		ready := meta.FindStatusCondition(a.Status.Conditions, mooringv1.ConditionReady)
+		if a.Status.ObservedGeneration != a.Generation || ready == nil || ready.Reason == mooringv1.ReasonReconcileError {
 			return fmt.Errorf("observedGeneration %d/%d Ready %+v", a.Status.ObservedGeneration, a.Generation, ready)
 		}
 		return nil

@@ -133,13 +133,13 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ctr
 }
 
 // setBindingEnvShadowed reports the binding variables spec.env hides (see
-// ConditionBindingEnvShadowed).
+// mooringv1.ConditionBindingEnvShadowed).
 func setBindingEnvShadowed(app *mooringv1.App, shadowed []string) {
 	if len(shadowed) == 0 {
-		meta.RemoveStatusCondition(app.StatusConditions(), ConditionBindingEnvShadowed)
+		meta.RemoveStatusCondition(app.StatusConditions(), mooringv1.ConditionBindingEnvShadowed)
 		return
 	}
-	engine.SetCondition(app, ConditionBindingEnvShadowed, metav1.ConditionTrue, ReasonSpecEnvWins,
+	engine.SetCondition(app, mooringv1.ConditionBindingEnvShadowed, metav1.ConditionTrue, mooringv1.ReasonSpecEnvWins,
 		"spec.env sets "+strings.Join(shadowed, ", ")+": the pods get spec.env's value, not the binding's. "+
 			"Remove the entry from spec.env, or rename the binding, to use the binding's value.")
 }
@@ -164,15 +164,15 @@ func setExposed(app *mooringv1.App, ing *networkingv1.Ingress, route *gatewayv1.
 	app.Status.URL = ""
 	switch {
 	case app.Spec.Expose == nil:
-		meta.RemoveStatusCondition(app.StatusConditions(), ConditionExposed)
+		meta.RemoveStatusCondition(app.StatusConditions(), mooringv1.ConditionExposed)
 	case wantsRoute && !routeServed:
-		engine.SetCondition(app, ConditionExposed, metav1.ConditionFalse, ReasonGatewayAPINotInstalled,
+		engine.SetCondition(app, mooringv1.ConditionExposed, metav1.ConditionFalse, mooringv1.ReasonGatewayAPINotInstalled,
 			"spec.expose.gateway needs the Gateway API (HTTPRoute, gateway.networking.k8s.io/v1), which this cluster does not serve; install its CRDs and the App is exposed within a minute.")
 	case wantsRoute:
 		setRouteExposed(app, route)
 	default:
 		app.Status.URL = URL(app, ing)
-		engine.SetCondition(app, ConditionExposed, metav1.ConditionTrue, ReasonIngressApplied,
+		engine.SetCondition(app, mooringv1.ConditionExposed, metav1.ConditionTrue, mooringv1.ReasonIngressApplied,
 			fmt.Sprintf("Ingress %s routes to Service %s.", app.Name, app.Name))
 	}
 }
@@ -211,17 +211,17 @@ func setRouteExposed(app *mooringv1.App, route *gatewayv1.HTTPRoute) {
 	accepted, resolved := current(gatewayv1.RouteConditionAccepted), current(gatewayv1.RouteConditionResolvedRefs)
 	switch {
 	case accepted != nil && accepted.Status == metav1.ConditionFalse:
-		engine.SetCondition(app, ConditionExposed, metav1.ConditionFalse, validReason(accepted.Reason, ReasonHTTPRouteNotAccepted),
+		engine.SetCondition(app, mooringv1.ConditionExposed, metav1.ConditionFalse, validReason(accepted.Reason, mooringv1.ReasonHTTPRouteNotAccepted),
 			fmt.Sprintf("Gateway %s does not accept HTTPRoute %s: %s", gateway, app.Name, accepted.Message))
 	case resolved != nil && resolved.Status == metav1.ConditionFalse:
-		engine.SetCondition(app, ConditionExposed, metav1.ConditionFalse, validReason(resolved.Reason, ReasonHTTPRouteNotAccepted),
+		engine.SetCondition(app, mooringv1.ConditionExposed, metav1.ConditionFalse, validReason(resolved.Reason, mooringv1.ReasonHTTPRouteNotAccepted),
 			fmt.Sprintf("Gateway %s cannot resolve the references of HTTPRoute %s: %s", gateway, app.Name, resolved.Message))
 	case accepted != nil && accepted.Status == metav1.ConditionTrue:
 		app.Status.URL = URL(app, nil)
-		engine.SetCondition(app, ConditionExposed, metav1.ConditionTrue, ReasonHTTPRouteAccepted,
+		engine.SetCondition(app, mooringv1.ConditionExposed, metav1.ConditionTrue, mooringv1.ReasonHTTPRouteAccepted,
 			fmt.Sprintf("Gateway %s accepts HTTPRoute %s, which routes to Service %s.", gateway, app.Name, app.Name))
 	default:
-		engine.SetCondition(app, ConditionExposed, metav1.ConditionUnknown, ReasonHTTPRouteApplied,
+		engine.SetCondition(app, mooringv1.ConditionExposed, metav1.ConditionUnknown, mooringv1.ReasonHTTPRouteApplied,
 			fmt.Sprintf("HTTPRoute %s is applied; waiting for the controller of Gateway %s to accept it.", app.Name, gateway))
 	}
 }

@@ -27,7 +27,6 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/app"
-	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
@@ -162,8 +161,8 @@ func TestAutoscalerThatCannotScaleIsReported(t *testing.T) {
 	})
 	key := client.ObjectKeyFromObject(a)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Autoscaling=Unknown before the HPA reports", func(a *mooringv1.App) error {
-		if c := condition(a, app.ConditionAutoscaling); c == nil || c.Status != metav1.ConditionUnknown || c.Reason != app.ReasonAutoscalerPending {
-			return fmt.Errorf("Autoscaling %+v, want Unknown/%s", c, app.ReasonAutoscalerPending)
+		if c := condition(a, mooringv1.ConditionAutoscaling); c == nil || c.Status != metav1.ConditionUnknown || c.Reason != mooringv1.ReasonAutoscalerPending {
+			return fmt.Errorf("Autoscaling %+v, want Unknown/%s", c, mooringv1.ReasonAutoscalerPending)
 		}
 		return nil
 	})
@@ -189,7 +188,7 @@ func TestAutoscalerThatCannotScaleIsReported(t *testing.T) {
 	setHPAConditions(ableToScale, autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionFalse,
 		Reason: "FailedGetResourceMetric", Message: "the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container app of Pod stuck-1"})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Autoscaling=False with the HPA's reason", func(a *mooringv1.App) error {
-		c := condition(a, app.ConditionAutoscaling)
+		c := condition(a, mooringv1.ConditionAutoscaling)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "FailedGetResourceMetric" || !strings.Contains(c.Message, "missing request for cpu") {
 			return fmt.Errorf("Autoscaling %+v, want False/FailedGetResourceMetric naming the missing cpu request", c)
 		}
@@ -199,7 +198,7 @@ func TestAutoscalerThatCannotScaleIsReported(t *testing.T) {
 	setHPAConditions(ableToScale, autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionTrue,
 		Reason: "ValidMetricFound", Message: "the HPA was able to successfully calculate a replica count from cpu resource utilization"})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Autoscaling=True once the HPA scales", func(a *mooringv1.App) error {
-		if c := condition(a, app.ConditionAutoscaling); c == nil || c.Status != metav1.ConditionTrue {
+		if c := condition(a, mooringv1.ConditionAutoscaling); c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("Autoscaling %+v, want True", c)
 		}
 		return nil
@@ -220,14 +219,14 @@ func TestEnvFromWaitsForItsReferences(t *testing.T) {
 	})
 	key := client.ObjectKeyFromObject(a)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "EnvFromReady=False naming both", func(a *mooringv1.App) error {
-		c := condition(a, app.ConditionEnvFromReady)
+		c := condition(a, mooringv1.ConditionEnvFromReady)
 		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "ConfigMap settings") || !strings.Contains(c.Message, "Secret api-keys") ||
 			strings.Contains(c.Message, "extras") || a.Status.Phase != mooringv1.AppPending {
 			return fmt.Errorf("EnvFromReady %+v phase %s", c, a.Status.Phase)
 		}
 		return nil
 	})
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, app.ReasonEnvFromMissing, "envfrom")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, mooringv1.ReasonEnvFromMissing, "envfrom")
 	if err := env.Client.Get(ctx, key, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("Deployment of a waiting App: %v, want none", err)
 	}
@@ -237,7 +236,7 @@ func TestEnvFromWaitsForItsReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "only the Secret missing", func(a *mooringv1.App) error {
-		if c := condition(a, app.ConditionEnvFromReady); c == nil || strings.Contains(c.Message, "settings") || !strings.Contains(c.Message, "api-keys") {
+		if c := condition(a, mooringv1.ConditionEnvFromReady); c == nil || strings.Contains(c.Message, "settings") || !strings.Contains(c.Message, "api-keys") {
 			return fmt.Errorf("EnvFromReady %+v", c)
 		}
 		return nil
@@ -252,7 +251,7 @@ func TestEnvFromWaitsForItsReferences(t *testing.T) {
 		return nil
 	})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "EnvFromReady=True", func(a *mooringv1.App) error {
-		if c := condition(a, app.ConditionEnvFromReady); c == nil || c.Status != metav1.ConditionTrue {
+		if c := condition(a, mooringv1.ConditionEnvFromReady); c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("EnvFromReady %+v", c)
 		}
 		return nil
@@ -281,11 +280,13 @@ func TestEnvFromChangeRollsPods(t *testing.T) {
 		}
 	})
 	key := client.ObjectKeyFromObject(a)
-	sum := func(d *appsv1.Deployment) string { return d.Spec.Template.Annotations[app.EnvFromChecksumAnnotation] }
+	sum := func(d *appsv1.Deployment) string {
+		return d.Spec.Template.Annotations[mooringv1.EnvFromChecksumAnnotation]
+	}
 	var first string
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "envFrom checksum on the pod template", func(d *appsv1.Deployment) error {
 		if first = sum(d); first == "" {
-			return fmt.Errorf("pod template annotations %v, want %s", d.Spec.Template.Annotations, app.EnvFromChecksumAnnotation)
+			return fmt.Errorf("pod template annotations %v, want %s", d.Spec.Template.Annotations, mooringv1.EnvFromChecksumAnnotation)
 		}
 		return nil
 	})
@@ -296,7 +297,7 @@ func TestEnvFromChangeRollsPods(t *testing.T) {
 	var second string
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "checksum changed with the ConfigMap", func(d *appsv1.Deployment) error {
 		if second = sum(d); second == first {
-			return fmt.Errorf("%s still %s", app.EnvFromChecksumAnnotation, second)
+			return fmt.Errorf("%s still %s", mooringv1.EnvFromChecksumAnnotation, second)
 		}
 		return nil
 	})
@@ -305,7 +306,7 @@ func TestEnvFromChangeRollsPods(t *testing.T) {
 	})
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "checksum changed with the Secret", func(d *appsv1.Deployment) error {
 		if got := sum(d); got == second || got == first {
-			return fmt.Errorf("%s still %s", app.EnvFromChecksumAnnotation, got)
+			return fmt.Errorf("%s still %s", mooringv1.EnvFromChecksumAnnotation, got)
 		}
 		return nil
 	})
@@ -388,17 +389,17 @@ func TestBindingsWaitProjectAndRoll(t *testing.T) {
 	a := createApp(t, ns, "shop", bindBoth)
 	key := client.ObjectKeyFromObject(a)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "BindingsReady=False naming both", func(a *mooringv1.App) error {
-		c := condition(a, app.ConditionBindingsReady)
+		c := condition(a, mooringv1.ConditionBindingsReady)
 		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "DatabaseCluster orders") || !strings.Contains(c.Message, "CacheInstance sessions") {
 			return fmt.Errorf("BindingsReady %+v", c)
 		}
 		return nil
 	})
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, app.ReasonBindingNotRunning, "shop")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, mooringv1.ReasonBindingNotRunning, "shop")
 
 	makeDatabaseRunning(t, dbKey)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "only the cache waited for", func(a *mooringv1.App) error {
-		c := condition(a, app.ConditionBindingsReady)
+		c := condition(a, mooringv1.ConditionBindingsReady)
 		if c == nil || c.Status != metav1.ConditionFalse || strings.Contains(c.Message, "orders") || !strings.Contains(c.Message, "sessions") {
 			return fmt.Errorf("BindingsReady %+v", c)
 		}
@@ -417,14 +418,14 @@ func TestBindingsWaitProjectAndRoll(t *testing.T) {
 			vols[1].Projected.Sources[0].ConfigMap.Name != "sessions-binding" {
 			return fmt.Errorf("volumes %+v", vols)
 		}
-		firstSum = d.Spec.Template.Annotations[app.BindingsChecksumAnnotation]
+		firstSum = d.Spec.Template.Annotations[mooringv1.BindingsChecksumAnnotation]
 		if firstSum == "" {
 			return errors.New("no bindings checksum")
 		}
 		return nil
 	})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "BindingsReady=True", func(a *mooringv1.App) error {
-		if c := condition(a, app.ConditionBindingsReady); c == nil || c.Status != metav1.ConditionTrue {
+		if c := condition(a, mooringv1.ConditionBindingsReady); c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("BindingsReady %+v", c)
 		}
 		return nil
@@ -438,7 +439,7 @@ func TestBindingsWaitProjectAndRoll(t *testing.T) {
 	var job batchv1.Job
 	testutil.Eventually(t, testutil.DefaultTimeout, "the database's credentials Job", func() error {
 		jobs := &batchv1.JobList{}
-		if err := env.Client.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{database.CredentialsJobLabel: "credentials"}); err != nil {
+		if err := env.Client.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{v1beta1.CredentialsJobLabel: "credentials"}); err != nil {
 			return err
 		}
 		if len(jobs.Items) != 1 {
@@ -448,7 +449,7 @@ func TestBindingsWaitProjectAndRoll(t *testing.T) {
 		return nil
 	})
 	testutil.WaitFor(t, env.Client, dbKey, &v1beta1.DatabaseCluster{}, "CredentialsSynced=False while the Job runs", func(db *v1beta1.DatabaseCluster) error {
-		if c := meta.FindStatusCondition(db.Status.Conditions, database.ConditionCredentialsSynced); c == nil || c.Status != metav1.ConditionFalse {
+		if c := meta.FindStatusCondition(db.Status.Conditions, v1beta1.ConditionCredentialsSynced); c == nil || c.Status != metav1.ConditionFalse {
 			return fmt.Errorf("CredentialsSynced %+v", c)
 		}
 		return nil
@@ -457,12 +458,12 @@ func TestBindingsWaitProjectAndRoll(t *testing.T) {
 	if err := env.Client.Get(ctx, key, d); err != nil {
 		t.Fatal(err)
 	}
-	if sum := d.Spec.Template.Annotations[app.BindingsChecksumAnnotation]; sum != firstSum {
+	if sum := d.Spec.Template.Annotations[mooringv1.BindingsChecksumAnnotation]; sum != firstSum {
 		t.Fatalf("the pods rolled (checksum %s, was %s) before the database had the new password", sum, firstSum)
 	}
 	testutil.FinishJob(t, env.Client, client.ObjectKeyFromObject(&job), true)
 	testutil.WaitFor(t, env.Client, key, &appsv1.Deployment{}, "checksum changed once the database has the new password", func(d *appsv1.Deployment) error {
-		if sum := d.Spec.Template.Annotations[app.BindingsChecksumAnnotation]; sum == firstSum {
+		if sum := d.Spec.Template.Annotations[mooringv1.BindingsChecksumAnnotation]; sum == firstSum {
 			return fmt.Errorf("checksum still %s", sum)
 		}
 		return nil
@@ -509,7 +510,7 @@ func TestBindingToServiceNotRunningStillAppliesChanges(t *testing.T) {
 		return env.Client.Status().Update(ctx, sts)
 	})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "BindingsReady=False once the database is not Running", func(a *mooringv1.App) error {
-		if c := condition(a, app.ConditionBindingsReady); c == nil || c.Status != metav1.ConditionFalse {
+		if c := condition(a, mooringv1.ConditionBindingsReady); c == nil || c.Status != metav1.ConditionFalse {
 			return fmt.Errorf("BindingsReady %+v, want False", c)
 		}
 		return nil
@@ -523,12 +524,12 @@ func TestBindingToServiceNotRunningStillAppliesChanges(t *testing.T) {
 		return nil
 	})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "BindingsReady=False BindingDegraded, generation observed", func(a *mooringv1.App) error {
-		c := condition(a, app.ConditionBindingsReady)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != app.ReasonBindingDegraded || !strings.Contains(c.Message, "DatabaseCluster orders") {
-			return fmt.Errorf("BindingsReady %+v, want False/%s naming DatabaseCluster orders", c, app.ReasonBindingDegraded)
+		c := condition(a, mooringv1.ConditionBindingsReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != mooringv1.ReasonBindingDegraded || !strings.Contains(c.Message, "DatabaseCluster orders") {
+			return fmt.Errorf("BindingsReady %+v, want False/%s naming DatabaseCluster orders", c, mooringv1.ReasonBindingDegraded)
 		}
-		if ready := condition(a, engine.ConditionReady); ready == nil || ready.Reason == app.ReasonWaiting {
-			return fmt.Errorf("Ready %+v, want the rollout's, not %s", ready, app.ReasonWaiting)
+		if ready := condition(a, mooringv1.ConditionReady); ready == nil || ready.Reason == mooringv1.ReasonWaiting {
+			return fmt.Errorf("Ready %+v, want the rollout's, not %s", ready, mooringv1.ReasonWaiting)
 		}
 		if a.Status.ObservedGeneration != a.Generation {
 			return fmt.Errorf("observedGeneration %d, generation %d", a.Status.ObservedGeneration, a.Generation)
@@ -539,7 +540,7 @@ func TestBindingToServiceNotRunningStillAppliesChanges(t *testing.T) {
 	// Running again: BindingsReady=True.
 	makeDatabaseRunning(t, dbKey)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "BindingsReady=True after the database recovers", func(a *mooringv1.App) error {
-		if c := condition(a, app.ConditionBindingsReady); c == nil || c.Status != metav1.ConditionTrue {
+		if c := condition(a, mooringv1.ConditionBindingsReady); c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("BindingsReady %+v, want True", c)
 		}
 		return nil
@@ -597,8 +598,8 @@ func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
 	})
 	key := client.ObjectKeyFromObject(a)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=False GatewayAPINotInstalled", func(a *mooringv1.App) error {
-		c := condition(a, app.ConditionExposed)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != app.ReasonGatewayAPINotInstalled || a.Status.URL != "" {
+		c := condition(a, mooringv1.ConditionExposed)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != mooringv1.ReasonGatewayAPINotInstalled || a.Status.URL != "" {
 			return fmt.Errorf("Exposed %+v url %q", c, a.Status.URL)
 		}
 		return nil
@@ -619,9 +620,9 @@ func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
 	// Applied is not exposed: until the Gateway's controller reports on the route, the App
 	// says it waits for it, with no URL.
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=Unknown HTTPRouteApplied without a URL", func(a *mooringv1.App) error {
-		c := condition(a, app.ConditionExposed)
-		if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != app.ReasonHTTPRouteApplied || a.Status.URL != "" {
-			return fmt.Errorf("Exposed %+v url %q, want Unknown/%s and no URL", c, a.Status.URL, app.ReasonHTTPRouteApplied)
+		c := condition(a, mooringv1.ConditionExposed)
+		if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != mooringv1.ReasonHTTPRouteApplied || a.Status.URL != "" {
+			return fmt.Errorf("Exposed %+v url %q, want Unknown/%s and no URL", c, a.Status.URL, mooringv1.ReasonHTTPRouteApplied)
 		}
 		return nil
 	})
@@ -630,7 +631,7 @@ func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
 		metav1.Condition{Type: "Accepted", Status: metav1.ConditionFalse, Reason: "NotAllowedByListeners", Message: "no listener allows routes from namespace " + ns},
 		metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", Message: "resolved"})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=False with the Gateway's reason", func(a *mooringv1.App) error {
-		c := condition(a, app.ConditionExposed)
+		c := condition(a, mooringv1.ConditionExposed)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "NotAllowedByListeners" || !strings.Contains(c.Message, "no listener allows routes") || a.Status.URL != "" {
 			return fmt.Errorf("Exposed %+v url %q, want False/NotAllowedByListeners with its message and no URL", c, a.Status.URL)
 		}
@@ -641,7 +642,7 @@ func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
 		metav1.Condition{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", Message: "accepted"},
 		metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionFalse, Reason: "BackendNotFound", Message: "Service edge not found"})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=False BackendNotFound", func(a *mooringv1.App) error {
-		c := condition(a, app.ConditionExposed)
+		c := condition(a, mooringv1.ConditionExposed)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "BackendNotFound" || a.Status.URL != "" {
 			return fmt.Errorf("Exposed %+v url %q, want False/BackendNotFound and no URL", c, a.Status.URL)
 		}
@@ -651,9 +652,9 @@ func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
 		metav1.Condition{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", Message: "accepted"},
 		metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", Message: "resolved"})
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed=True with the URL once accepted", func(a *mooringv1.App) error {
-		c := condition(a, app.ConditionExposed)
-		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != app.ReasonHTTPRouteAccepted || a.Status.URL != "http://edge.example.com/" {
-			return fmt.Errorf("Exposed %+v url %q, want True/%s and the URL", c, a.Status.URL, app.ReasonHTTPRouteAccepted)
+		c := condition(a, mooringv1.ConditionExposed)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != mooringv1.ReasonHTTPRouteAccepted || a.Status.URL != "http://edge.example.com/" {
+			return fmt.Errorf("Exposed %+v url %q, want True/%s and the URL", c, a.Status.URL, mooringv1.ReasonHTTPRouteAccepted)
 		}
 		return nil
 	})
@@ -670,7 +671,7 @@ func TestGatewayExposeWaitsForTheGatewayAPI(t *testing.T) {
 	updateApp(t, key, func(a *mooringv1.App) { a.Spec.Expose = nil })
 	testutil.WaitGone(t, env.Client, key, &gatewayv1.HTTPRoute{}, "HTTPRoute pruned with spec.expose")
 	testutil.WaitFor(t, env.Client, key, &mooringv1.App{}, "Exposed condition and URL gone", func(a *mooringv1.App) error {
-		if c := condition(a, app.ConditionExposed); c != nil || a.Status.URL != "" {
+		if c := condition(a, mooringv1.ConditionExposed); c != nil || a.Status.URL != "" {
 			return fmt.Errorf("Exposed %+v url %q", c, a.Status.URL)
 		}
 		return nil
@@ -716,11 +717,11 @@ func TestConvergedAppWithEveryFieldMakesNoWrites(t *testing.T) {
 		metav1.Condition{Type: "ResolvedRefs", Status: metav1.ConditionTrue, Reason: "ResolvedRefs", Message: "resolved"})
 	testutil.ExpectConvergedNoWrites(t, env.Client, app.Component, []types.NamespacedName{key, routedKey}, func() *mooringv1.App { return &mooringv1.App{} },
 		func(a *mooringv1.App) error {
-			exposed := condition(a, app.ConditionExposed)
+			exposed := condition(a, mooringv1.ConditionExposed)
 			if a.Status.ObservedGeneration != a.Generation || exposed == nil || exposed.Status != metav1.ConditionTrue || a.Status.URL == "" {
 				return fmt.Errorf("observedGeneration %d generation %d Exposed %+v url %q", a.Status.ObservedGeneration, a.Generation, exposed, a.Status.URL)
 			}
-			if c := condition(a, app.ConditionBindingsReady); a.Name == "everything" && (c == nil || c.Status != metav1.ConditionTrue || a.Status.URL != "https://everything.example.com/") {
+			if c := condition(a, mooringv1.ConditionBindingsReady); a.Name == "everything" && (c == nil || c.Status != metav1.ConditionTrue || a.Status.URL != "https://everything.example.com/") {
 				return fmt.Errorf("BindingsReady %+v url %q", c, a.Status.URL)
 			}
 			return nil

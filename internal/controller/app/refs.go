@@ -55,7 +55,7 @@ func metadataOf(kind string) *metav1.PartialObjectMetadata {
 func (h Handler) checkEnvFrom(ctx context.Context, s *engine.Scope[*mooringv1.App]) (ready bool, versions []string, err error) {
 	app := s.Object
 	if len(app.Spec.EnvFrom) == 0 {
-		meta.RemoveStatusCondition(app.StatusConditions(), ConditionEnvFromReady)
+		meta.RemoveStatusCondition(app.StatusConditions(), mooringv1.ConditionEnvFromReady)
 		return true, nil, nil
 	}
 	var missing []string
@@ -86,13 +86,13 @@ func (h Handler) checkEnvFrom(ctx context.Context, s *engine.Scope[*mooringv1.Ap
 	}
 	if len(missing) > 0 {
 		msg := "Waiting for " + strings.Join(missing, ", ") + " named in spec.envFrom; the App proceeds once it exists."
-		if !engine.HasCondition(app, ConditionEnvFromReady, metav1.ConditionFalse, ReasonEnvFromMissing) {
-			s.Event(corev1.EventTypeWarning, ReasonEnvFromMissing, "Reconcile", msg)
+		if !engine.HasCondition(app, mooringv1.ConditionEnvFromReady, metav1.ConditionFalse, mooringv1.ReasonEnvFromMissing) {
+			s.Event(corev1.EventTypeWarning, mooringv1.ReasonEnvFromMissing, "Reconcile", msg)
 		}
-		engine.SetCondition(app, ConditionEnvFromReady, metav1.ConditionFalse, ReasonEnvFromMissing, msg)
+		engine.SetCondition(app, mooringv1.ConditionEnvFromReady, metav1.ConditionFalse, mooringv1.ReasonEnvFromMissing, msg)
 		return false, nil, nil
 	}
-	engine.SetCondition(app, ConditionEnvFromReady, metav1.ConditionTrue, ReasonEnvFromFound, "Every ConfigMap and Secret in spec.envFrom exists.")
+	engine.SetCondition(app, mooringv1.ConditionEnvFromReady, metav1.ConditionTrue, mooringv1.ReasonEnvFromFound, "Every ConfigMap and Secret in spec.envFrom exists.")
 	return true, versions, nil
 }
 
@@ -106,12 +106,12 @@ func (h Handler) checkEnvFrom(ctx context.Context, s *engine.Scope[*mooringv1.Ap
 func (h Handler) resolveBindings(ctx context.Context, s *engine.Scope[*mooringv1.App], live *appsv1.Deployment) ([]ResolvedBinding, bool, error) {
 	app := s.Object
 	if len(app.Spec.Bindings) == 0 {
-		meta.RemoveStatusCondition(app.StatusConditions(), ConditionBindingsReady)
+		meta.RemoveStatusCondition(app.StatusConditions(), mooringv1.ConditionBindingsReady)
 		return nil, true, nil
 	}
 	var out []ResolvedBinding
 	var waiting, degraded []string
-	reason := ReasonBindingNotRunning
+	reason := mooringv1.ReasonBindingNotRunning
 	for _, b := range app.Spec.Bindings {
 		rb, wait, notRunning, err := resolveBinding(ctx, s.Client, app.Namespace, b, live)
 		if err != nil {
@@ -120,7 +120,7 @@ func (h Handler) resolveBindings(ctx context.Context, s *engine.Scope[*mooringv1
 		if wait != "" {
 			waiting = append(waiting, fmt.Sprintf("binding %s: %s", b.Name, wait))
 			if strings.Contains(wait, "does not exist") {
-				reason = ReasonBindingNotFound
+				reason = mooringv1.ReasonBindingNotFound
 			}
 			continue
 		}
@@ -134,16 +134,16 @@ func (h Handler) resolveBindings(ctx context.Context, s *engine.Scope[*mooringv1
 	case len(waiting) > 0:
 		msg = "Waiting for " + strings.Join(waiting, "; ") + "."
 	case len(degraded) > 0:
-		reason = ReasonBindingDegraded
+		reason = mooringv1.ReasonBindingDegraded
 		msg = "Not Running: " + strings.Join(degraded, "; ") + ". The pods keep the binding and changes to the App are still applied."
 	default:
-		engine.SetCondition(app, ConditionBindingsReady, metav1.ConditionTrue, ReasonBindingsReady, "Every service in spec.bindings is Running.")
+		engine.SetCondition(app, mooringv1.ConditionBindingsReady, metav1.ConditionTrue, mooringv1.ReasonBindingsReady, "Every service in spec.bindings is Running.")
 		return out, true, nil
 	}
-	if !engine.HasCondition(app, ConditionBindingsReady, metav1.ConditionFalse, reason) {
+	if !engine.HasCondition(app, mooringv1.ConditionBindingsReady, metav1.ConditionFalse, reason) {
 		s.Event(corev1.EventTypeWarning, reason, "Reconcile", msg)
 	}
-	engine.SetCondition(app, ConditionBindingsReady, metav1.ConditionFalse, reason, msg)
+	engine.SetCondition(app, mooringv1.ConditionBindingsReady, metav1.ConditionFalse, reason, msg)
 	if len(waiting) > 0 {
 		return nil, false, nil
 	}

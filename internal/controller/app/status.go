@@ -62,11 +62,11 @@ const maxAutoscalingMessage = 1024
 // has: the App looks Running, and only this condition says it will not scale.
 func setAutoscaling(app *mooringv1.App, hpa *autoscalingv2.HorizontalPodAutoscaler) {
 	if app.Spec.Autoscaling == nil {
-		meta.RemoveStatusCondition(app.StatusConditions(), ConditionAutoscaling)
+		meta.RemoveStatusCondition(app.StatusConditions(), mooringv1.ConditionAutoscaling)
 		return
 	}
 	pending := func() {
-		engine.SetCondition(app, ConditionAutoscaling, metav1.ConditionUnknown, ReasonAutoscalerPending,
+		engine.SetCondition(app, mooringv1.ConditionAutoscaling, metav1.ConditionUnknown, mooringv1.ReasonAutoscalerPending,
 			fmt.Sprintf("HorizontalPodAutoscaler %s has not reported whether it can scale yet.", app.Name))
 	}
 	if hpa == nil {
@@ -79,12 +79,12 @@ func setAutoscaling(app *mooringv1.App, hpa *autoscalingv2.HorizontalPodAutoscal
 		switch {
 		case c == nil:
 		case c.Status == corev1.ConditionFalse:
-			reason := validReason(c.Reason, ReasonAutoscalerCannotScale)
+			reason := validReason(c.Reason, mooringv1.ReasonAutoscalerCannotScale)
 			msg := fmt.Sprintf("HorizontalPodAutoscaler %s: %s=False: %s", hpa.Name, t, hpaPodName.ReplaceAllString(c.Message, ""))
 			if len(msg) > maxAutoscalingMessage {
 				msg = strings.ToValidUTF8(msg[:maxAutoscalingMessage], "")
 			}
-			engine.SetCondition(app, ConditionAutoscaling, metav1.ConditionFalse, reason, msg)
+			engine.SetCondition(app, mooringv1.ConditionAutoscaling, metav1.ConditionFalse, reason, msg)
 			return
 		case c.Status == corev1.ConditionTrue:
 			active++
@@ -94,7 +94,7 @@ func setAutoscaling(app *mooringv1.App, hpa *autoscalingv2.HorizontalPodAutoscal
 		pending()
 		return
 	}
-	engine.SetCondition(app, ConditionAutoscaling, metav1.ConditionTrue, ReasonAutoscalerActive,
+	engine.SetCondition(app, mooringv1.ConditionAutoscaling, metav1.ConditionTrue, mooringv1.ReasonAutoscalerActive,
 		fmt.Sprintf("HorizontalPodAutoscaler %s is able to scale and computes the replica count from its metrics.", hpa.Name))
 }
 
@@ -146,6 +146,6 @@ func deriveWaitingStatus(app *mooringv1.App, d *appsv1.Deployment, hpa *autoscal
 		app.Status.Selector = labels.SelectorFromSet(engine.SelectorLabels(Component, app.Name)).String()
 		setAutoscaling(app, hpa)
 	}
-	engine.SetCondition(app, engine.ConditionReady, metav1.ConditionFalse, ReasonWaiting,
+	engine.SetCondition(app, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonWaiting,
 		"Waiting for referenced objects; the EnvFromReady and BindingsReady conditions say which.")
 }

@@ -12,8 +12,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/internal/controller/rollout"
-	"github.com/mooringhq/mooring/internal/engine"
 )
 
 // The rollout decisions are tested in package rollout; this checks how the App carries
@@ -31,10 +29,10 @@ func TestDeriveStatus(t *testing.T) {
 		phase                      mooringv1.AppPhase
 		ready, progressing, reason string
 	}{
-		"not yet observed":  {d: deployment(1, 0, 0, 0), phase: mooringv1.AppPending, ready: "False", progressing: "True", reason: rollout.ReasonDeploymentPending},
-		"no pods available": {d: deployment(1, 1, 2, 0), phase: mooringv1.AppPending, ready: "False", progressing: "True", reason: rollout.ReasonRollingOut},
-		"partly available":  {d: deployment(1, 1, 2, 1), phase: mooringv1.AppNotReady, ready: "False", progressing: "True", reason: rollout.ReasonRollingOut},
-		"complete":          {d: deployment(1, 1, 2, 2), phase: mooringv1.AppRunning, ready: "True", progressing: "False", reason: rollout.ReasonRolloutComplete},
+		"not yet observed":  {d: deployment(1, 0, 0, 0), phase: mooringv1.AppPending, ready: "False", progressing: "True", reason: mooringv1.ReasonDeploymentPending},
+		"no pods available": {d: deployment(1, 1, 2, 0), phase: mooringv1.AppPending, ready: "False", progressing: "True", reason: mooringv1.ReasonRollingOut},
+		"partly available":  {d: deployment(1, 1, 2, 1), phase: mooringv1.AppNotReady, ready: "False", progressing: "True", reason: mooringv1.ReasonRollingOut},
+		"complete":          {d: deployment(1, 1, 2, 2), phase: mooringv1.AppRunning, ready: "True", progressing: "False", reason: mooringv1.ReasonRolloutComplete},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -47,8 +45,8 @@ func TestDeriveStatus(t *testing.T) {
 				t.Errorf("replicas %d available %d, want the Deployment's %d and %d", app.Status.Replicas,
 					app.Status.AvailableReplicas, tt.d.Status.Replicas, tt.d.Status.AvailableReplicas)
 			}
-			ready := meta.FindStatusCondition(app.Status.Conditions, engine.ConditionReady)
-			prog := meta.FindStatusCondition(app.Status.Conditions, engine.ConditionProgressing)
+			ready := meta.FindStatusCondition(app.Status.Conditions, mooringv1.ConditionReady)
+			prog := meta.FindStatusCondition(app.Status.Conditions, mooringv1.ConditionProgressing)
 			if ready == nil || string(ready.Status) != tt.ready {
 				t.Errorf("Ready = %+v, want %s", ready, tt.ready)
 			}
@@ -175,8 +173,8 @@ func TestAutoscalingCondition(t *testing.T) {
 		status          metav1.ConditionStatus
 		reason, message string
 	}{
-		"no HPA yet":           {hpa: nil, status: metav1.ConditionUnknown, reason: ReasonAutoscalerPending},
-		"HPA not reported yet": {hpa: hpa(), status: metav1.ConditionUnknown, reason: ReasonAutoscalerPending},
+		"no HPA yet":           {hpa: nil, status: metav1.ConditionUnknown, reason: mooringv1.ReasonAutoscalerPending},
+		"HPA not reported yet": {hpa: hpa(), status: metav1.ConditionUnknown, reason: mooringv1.ReasonAutoscalerPending},
 		"no CPU request": {hpa: hpa(ableToScale, noRequest), status: metav1.ConditionFalse, reason: "FailedGetResourceMetric",
 			message: "ScalingActive=False: the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu"},
 		"no CPU request, another pod named": {hpa: hpa(ableToScale, cond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "FailedGetResourceMetric",
@@ -186,9 +184,9 @@ func TestAutoscalingCondition(t *testing.T) {
 		"cannot get the scale": {hpa: hpa(cond(autoscalingv2.AbleToScale, corev1.ConditionFalse, "FailedGetScale", "deployments.apps \"web\" not found")),
 			status: metav1.ConditionFalse, reason: "FailedGetScale", message: "AbleToScale=False"},
 		"reason not a condition reason": {hpa: hpa(ableToScale, cond(autoscalingv2.ScalingActive, corev1.ConditionFalse, "not valid!", "x")),
-			status: metav1.ConditionFalse, reason: ReasonAutoscalerCannotScale},
+			status: metav1.ConditionFalse, reason: mooringv1.ReasonAutoscalerCannotScale},
 		"scaling": {hpa: hpa(ableToScale, cond(autoscalingv2.ScalingActive, corev1.ConditionTrue, "ValidMetricFound", "ok")),
-			status: metav1.ConditionTrue, reason: ReasonAutoscalerActive},
+			status: metav1.ConditionTrue, reason: mooringv1.ReasonAutoscalerActive},
 	}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Generation: 1},
@@ -202,7 +200,7 @@ func TestAutoscalingCondition(t *testing.T) {
 				a.Spec.Autoscaling = &mooringv1.AppAutoscaling{MaxReplicas: 5}
 			})
 			deriveStatus(app, d, tt.hpa, nil)
-			c := meta.FindStatusCondition(app.Status.Conditions, ConditionAutoscaling)
+			c := meta.FindStatusCondition(app.Status.Conditions, mooringv1.ConditionAutoscaling)
 			if c == nil || c.Status != tt.status || c.Reason != tt.reason || !strings.Contains(c.Message, tt.message) {
 				t.Fatalf("Autoscaling %+v, want %s/%s with a message containing %q", c, tt.status, tt.reason, tt.message)
 			}
@@ -218,9 +216,9 @@ func TestAutoscalingCondition(t *testing.T) {
 	}
 	// Without spec.autoscaling the condition goes.
 	app := newApp(nil)
-	app.Status.Conditions = []metav1.Condition{{Type: ConditionAutoscaling, Status: metav1.ConditionFalse, Reason: "FailedGetResourceMetric"}}
+	app.Status.Conditions = []metav1.Condition{{Type: mooringv1.ConditionAutoscaling, Status: metav1.ConditionFalse, Reason: "FailedGetResourceMetric"}}
 	deriveStatus(app, d, nil, nil)
-	if c := meta.FindStatusCondition(app.Status.Conditions, ConditionAutoscaling); c != nil {
+	if c := meta.FindStatusCondition(app.Status.Conditions, mooringv1.ConditionAutoscaling); c != nil {
 		t.Errorf("Autoscaling %+v without spec.autoscaling, want none", c)
 	}
 }

@@ -22,7 +22,6 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/backup"
-	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
@@ -74,7 +73,7 @@ func waitReady(t *testing.T, key types.NamespacedName, status metav1.ConditionSt
 	t.Helper()
 	b := &mooringv1.Backup{}
 	testutil.WaitFor(t, env.Client, key, b, fmt.Sprintf("Backup Ready=%s %s, phase %s", status, reason, phase), func(b *mooringv1.Backup) error {
-		c := meta.FindStatusCondition(b.Status.Conditions, engine.ConditionReady)
+		c := meta.FindStatusCondition(b.Status.Conditions, mooringv1.ConditionReady)
 		if c == nil || c.Status != status || c.Reason != reason || b.Status.Phase != phase {
 			return fmt.Errorf("Ready %+v phase %q", c, b.Status.Phase)
 		}
@@ -113,15 +112,15 @@ func TestBackupWaitsForRunningDatabase(t *testing.T) {
 	ns := env.Namespace(t)
 	b := createBackup(t, ns, "nightly", "orders", nil)
 	key := client.ObjectKeyFromObject(b)
-	got := waitReady(t, key, metav1.ConditionFalse, backup.ReasonDatabaseNotFound, mooringv1.BackupPending)
-	if c := meta.FindStatusCondition(got.Status.Conditions, engine.ConditionReady); !strings.Contains(c.Message, "orders") {
+	got := waitReady(t, key, metav1.ConditionFalse, mooringv1.ReasonDatabaseNotFound, mooringv1.BackupPending)
+	if c := meta.FindStatusCondition(got.Status.Conditions, mooringv1.ConditionReady); !strings.Contains(c.Message, "orders") {
 		t.Errorf("message %q does not name the database", c.Message)
 	}
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonDatabaseNotFound, "nightly")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, mooringv1.ReasonDatabaseNotFound, "nightly")
 
 	db := createDB(t, ns, "orders")
-	waitReady(t, key, metav1.ConditionFalse, backup.ReasonDatabaseNotRunning, mooringv1.BackupPending)
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonDatabaseNotRunning, "nightly")
+	waitReady(t, key, metav1.ConditionFalse, mooringv1.ReasonDatabaseNotRunning, mooringv1.BackupPending)
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, mooringv1.ReasonDatabaseNotRunning, "nightly")
 	for _, obj := range []client.Object{&batchv1.CronJob{}, &corev1.PersistentVolumeClaim{}} {
 		name := map[bool]string{true: "nightly", false: "nightly-storage"}[isCronJob(obj)]
 		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, obj); !apierrors.IsNotFound(err) {
@@ -151,7 +150,7 @@ func TestBackupWaitsForRunningDatabase(t *testing.T) {
 			}
 			return nil
 		})
-	got = waitReady(t, key, metav1.ConditionTrue, backup.ReasonScheduled, mooringv1.BackupScheduled)
+	got = waitReady(t, key, metav1.ConditionTrue, mooringv1.ReasonScheduled, mooringv1.BackupScheduled)
 	if got.Spec.BackupPath != "/backups" || got.Spec.Retention.KeepLast != 7 || got.Spec.CleanupPolicy != mooringv1.CleanupRetain || len(got.Finalizers) != 0 {
 		t.Errorf("defaults %+v finalizers %v", got.Spec, got.Finalizers)
 	}
@@ -209,7 +208,7 @@ func TestBackupStatusFromJobs(t *testing.T) {
 	})
 	testutil.FinishJob(t, env.Client, first, true)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.Backup{}, "lastSuccessfulTime and LastBackupSucceeded=True", func(b *mooringv1.Backup) error {
-		c := meta.FindStatusCondition(b.Status.Conditions, backup.ConditionLastBackupSucceeded)
+		c := meta.FindStatusCondition(b.Status.Conditions, mooringv1.ConditionLastBackupSucceeded)
 		if b.Status.LastSuccessfulTime == nil || c == nil || c.Status != metav1.ConditionTrue || b.Status.Phase != mooringv1.BackupScheduled {
 			return fmt.Errorf("lastSuccessfulTime %v LastBackupSucceeded %+v phase %s", b.Status.LastSuccessfulTime, c, b.Status.Phase)
 		}
@@ -218,12 +217,12 @@ func TestBackupStatusFromJobs(t *testing.T) {
 
 	second := scheduled("nightly-29000002")
 	testutil.FinishJob(t, env.Client, second, false)
-	got := waitReady(t, key, metav1.ConditionFalse, backup.ReasonBackupFailed, mooringv1.BackupFailed)
-	c := meta.FindStatusCondition(got.Status.Conditions, backup.ConditionLastBackupSucceeded)
+	got := waitReady(t, key, metav1.ConditionFalse, mooringv1.ReasonBackupFailed, mooringv1.BackupFailed)
+	c := meta.FindStatusCondition(got.Status.Conditions, mooringv1.ConditionLastBackupSucceeded)
 	if got.Status.LastFailedTime == nil || got.Status.LastBackupJob != second.Name || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, second.Name) {
 		t.Errorf("lastFailedTime %v lastBackupJob %q LastBackupSucceeded %+v", got.Status.LastFailedTime, got.Status.LastBackupJob, c)
 	}
-	if e := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonBackupFailed, "nightly"); !strings.Contains(e.Note, second.Name) {
+	if e := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, mooringv1.ReasonBackupFailed, "nightly"); !strings.Contains(e.Note, second.Name) {
 		t.Errorf("BackupFailed event %q does not name the Job", e.Note)
 	}
 
@@ -235,7 +234,7 @@ func TestBackupStatusFromJobs(t *testing.T) {
 		}
 		return nil
 	})
-	waitReady(t, key, metav1.ConditionTrue, backup.ReasonSuspended, mooringv1.BackupSuspended)
+	waitReady(t, key, metav1.ConditionTrue, mooringv1.ReasonSuspended, mooringv1.BackupSuspended)
 }
 
 // Each distinct value of the backup-now annotation starts exactly one Job.
@@ -245,8 +244,8 @@ func TestBackupNow(t *testing.T) {
 	b := createBackup(t, ns, "nightly", "orders", nil)
 	key := client.ObjectKeyFromObject(b)
 	makeRunning(t, db)
-	waitReady(t, key, metav1.ConditionTrue, backup.ReasonScheduled, mooringv1.BackupScheduled)
-	manual := map[string]string{engine.InstanceLabel: "nightly", backup.JobTypeLabel: backup.JobManual}
+	waitReady(t, key, metav1.ConditionTrue, mooringv1.ReasonScheduled, mooringv1.BackupScheduled)
+	manual := map[string]string{mooringv1.InstanceLabel: "nightly", mooringv1.BackupJobTypeLabel: backup.JobManual}
 	if jobs := listJobs(t, ns, manual); len(jobs) != 0 {
 		t.Fatalf("%d manual Jobs before any backup-now", len(jobs))
 	}
@@ -259,7 +258,7 @@ func TestBackupNow(t *testing.T) {
 	annotate("2025-01-31T10:00", "a")
 	name := backup.ManualJobName(b, "2025-01-31T10:00")
 	testutil.WaitFor(t, env.Client, types.NamespacedName{Namespace: ns, Name: name}, &batchv1.Job{}, "manual Job "+name, func(j *batchv1.Job) error {
-		if !metav1.IsControlledBy(j, b) || j.Annotations[backup.BackupNowValueAnnotation] != "2025-01-31T10:00" {
+		if !metav1.IsControlledBy(j, b) || j.Annotations[mooringv1.BackupNowValueAnnotation] != "2025-01-31T10:00" {
 			return fmt.Errorf("owners %v annotations %v", j.OwnerReferences, j.Annotations)
 		}
 		return nil
@@ -324,14 +323,14 @@ func TestCleanupPolicyDelete(t *testing.T) {
 	key := client.ObjectKeyFromObject(b)
 	makeRunning(t, db)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.Backup{}, "cleanup finalizer", func(b *mooringv1.Backup) error {
-		if len(b.Finalizers) != 1 || b.Finalizers[0] != backup.CleanupFinalizer {
+		if len(b.Finalizers) != 1 || b.Finalizers[0] != mooringv1.BackupCleanupFinalizer {
 			return fmt.Errorf("finalizers %v", b.Finalizers)
 		}
 		return nil
 	})
 	claimKey := types.NamespacedName{Namespace: ns, Name: "nightly-storage"}
 	testutil.WaitFor(t, env.Client, claimKey, &corev1.PersistentVolumeClaim{}, "PVC", func(*corev1.PersistentVolumeClaim) error { return nil })
-	waitReady(t, key, metav1.ConditionTrue, backup.ReasonScheduled, mooringv1.BackupScheduled)
+	waitReady(t, key, metav1.ConditionTrue, mooringv1.ReasonScheduled, mooringv1.BackupScheduled)
 
 	if err := env.Client.Delete(ctx, b); err != nil {
 		t.Fatal(err)
@@ -339,19 +338,19 @@ func TestCleanupPolicyDelete(t *testing.T) {
 	jobKey := types.NamespacedName{Namespace: ns, Name: "nightly-cleanup"}
 	job := &batchv1.Job{}
 	testutil.WaitFor(t, env.Client, jobKey, job, "cleanup Job", func(*batchv1.Job) error { return nil })
-	if len(job.OwnerReferences) != 0 || job.Annotations[database.FinalizingUIDAnnotation] != string(b.UID) {
+	if len(job.OwnerReferences) != 0 || job.Annotations[mooringv1.FinalizingUIDAnnotation] != string(b.UID) {
 		t.Errorf("cleanup Job owners %v annotations %v, want no owner and the Backup's UID", job.OwnerReferences, job.Annotations)
 	}
 	if c := job.Spec.Template.Spec.Containers[0]; !strings.Contains(c.Command[2], "rm -f") || c.Env[0].Value != "/backup-volume/backups" {
 		t.Errorf("cleanup container %v %v", c.Command, c.Env)
 	}
 	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, engine.EventFinalizing, "nightly")
-	waitReady(t, key, metav1.ConditionFalse, backup.ReasonCleaningUp, mooringv1.BackupScheduled)
+	waitReady(t, key, metav1.ConditionFalse, mooringv1.ReasonCleaningUp, mooringv1.BackupScheduled)
 	testutil.WaitGone(t, env.Client, key, &batchv1.CronJob{}, "CronJob deleted before the cleanup")
 
 	testutil.FinishJob(t, env.Client, jobKey, false)
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonCleanupFailed, "nightly")
-	waitReady(t, key, metav1.ConditionFalse, backup.ReasonCleanupFailed, mooringv1.BackupFailed)
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, mooringv1.ReasonCleanupFailed, "nightly")
+	waitReady(t, key, metav1.ConditionFalse, mooringv1.ReasonCleanupFailed, mooringv1.BackupFailed)
 	waitReconciles(t, 1, func() {
 		testutil.Update(t, env.Client, key, &mooringv1.Backup{}, func(b *mooringv1.Backup) { b.Annotations = map[string]string{"example.com/poke": "1"} })
 	})
@@ -437,7 +436,7 @@ func TestCleanupKeepsAVolumeWithOtherFiles(t *testing.T) {
 		key := client.ObjectKeyFromObject(b)
 		claimKey := types.NamespacedName{Namespace: ns, Name: tt.name + "-storage"}
 		testutil.WaitFor(t, env.Client, claimKey, &corev1.PersistentVolumeClaim{}, "PVC", func(*corev1.PersistentVolumeClaim) error { return nil })
-		waitReady(t, key, metav1.ConditionTrue, backup.ReasonScheduled, mooringv1.BackupScheduled)
+		waitReady(t, key, metav1.ConditionTrue, mooringv1.ReasonScheduled, mooringv1.BackupScheduled)
 		if err := env.Client.Delete(ctx, b); err != nil {
 			t.Fatal(err)
 		}
@@ -457,11 +456,11 @@ func TestCleanupKeepsAVolumeWithOtherFiles(t *testing.T) {
 		if err := env.Client.Get(ctx, claimKey, p); err != nil || p.DeletionTimestamp != nil {
 			t.Fatalf("PVC %s holding more than the Backup's dumps: %v, deletionTimestamp %v", claimKey.Name, err, p.DeletionTimestamp)
 		}
-		e := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonStorageKept, tt.name)
+		e := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, mooringv1.ReasonStorageKept, tt.name)
 		if !strings.Contains(e.Note, tt.want) {
 			t.Errorf("event %q does not say why the volume is kept (%q)", e.Note, tt.want)
 		}
-		if !strings.Contains(p.Annotations[backup.StorageKeptAnnotation], tt.want) {
+		if !strings.Contains(p.Annotations[mooringv1.StorageKeptAnnotation], tt.want) {
 			t.Errorf("PVC annotations %v do not say why it is kept", p.Annotations)
 		}
 		testutil.WaitGone(t, env.Client, jobKey, &batchv1.Job{}, "the cleanup Job deleted once its outcome was read")
@@ -517,7 +516,7 @@ func TestCleanupUnderForegroundDeletion(t *testing.T) {
 	b := createBackup(t, ns, "nightly", "orders", func(b *mooringv1.Backup) { b.Spec.CleanupPolicy = mooringv1.CleanupDelete })
 	key := client.ObjectKeyFromObject(b)
 	makeRunning(t, db)
-	waitReady(t, key, metav1.ConditionTrue, backup.ReasonScheduled, mooringv1.BackupScheduled)
+	waitReady(t, key, metav1.ConditionTrue, mooringv1.ReasonScheduled, mooringv1.BackupScheduled)
 
 	if err := env.Client.Delete(ctx, b, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 		t.Fatal(err)
@@ -547,14 +546,14 @@ func TestCleanupAbandonedWithRetain(t *testing.T) {
 	b := createBackup(t, ns, "nightly", "orders", func(b *mooringv1.Backup) { b.Spec.CleanupPolicy = mooringv1.CleanupDelete })
 	key := client.ObjectKeyFromObject(b)
 	makeRunning(t, db)
-	waitReady(t, key, metav1.ConditionTrue, backup.ReasonScheduled, mooringv1.BackupScheduled)
+	waitReady(t, key, metav1.ConditionTrue, mooringv1.ReasonScheduled, mooringv1.BackupScheduled)
 	if err := env.Client.Delete(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	jobKey := types.NamespacedName{Namespace: ns, Name: "nightly-cleanup"}
 	testutil.WaitFor(t, env.Client, jobKey, &batchv1.Job{}, "cleanup Job", func(*batchv1.Job) error { return nil })
 	testutil.FinishJob(t, env.Client, jobKey, false)
-	waitReady(t, key, metav1.ConditionFalse, backup.ReasonCleanupFailed, mooringv1.BackupFailed)
+	waitReady(t, key, metav1.ConditionFalse, mooringv1.ReasonCleanupFailed, mooringv1.BackupFailed)
 	testutil.Update(t, env.Client, key, &mooringv1.Backup{}, func(b *mooringv1.Backup) { b.Spec.CleanupPolicy = mooringv1.CleanupRetain })
 	testutil.WaitGone(t, env.Client, key, &mooringv1.Backup{}, "Backup deleted with its dumps retained")
 	p := &corev1.PersistentVolumeClaim{}
@@ -580,7 +579,7 @@ func TestCleanupPolicyRetain(t *testing.T) {
 	if err := env.Client.Get(ctx, claimKey, p); err != nil || p.DeletionTimestamp != nil {
 		t.Fatalf("PVC after a Retain delete: %v, deletionTimestamp %v", err, p.DeletionTimestamp)
 	}
-	if jobs := listJobs(t, ns, map[string]string{backup.JobTypeLabel: backup.JobCleanup}); len(jobs) != 0 {
+	if jobs := listJobs(t, ns, map[string]string{mooringv1.BackupJobTypeLabel: backup.JobCleanup}); len(jobs) != 0 {
 		t.Fatalf("%d cleanup Jobs under Retain", len(jobs))
 	}
 }
@@ -628,8 +627,8 @@ func TestCronJobSuspendedWhileDatabaseGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, env.Client, key, &batchv1.CronJob{}, "CronJob suspended once the database is gone", suspended(true))
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, backup.ReasonCronJobSuspended, "nightly")
-	waitReady(t, key, metav1.ConditionFalse, backup.ReasonDatabaseNotFound, mooringv1.BackupPending)
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, mooringv1.ReasonCronJobSuspended, "nightly")
+	waitReady(t, key, metav1.ConditionFalse, mooringv1.ReasonDatabaseNotFound, mooringv1.BackupPending)
 
 	// Play the garbage collector for the old cluster's children, then bring a new one up.
 	for _, child := range []client.Object{
@@ -657,11 +656,11 @@ func TestBackupWaitsForExistingClaim(t *testing.T) {
 	makeRunning(t, db)
 	b := createBackup(t, ns, "weekly", "ledger", func(b *mooringv1.Backup) { b.Spec.Storage.ExistingClaim = "team-dumps" })
 	key := client.ObjectKeyFromObject(b)
-	got := waitReady(t, key, metav1.ConditionFalse, backup.ReasonClaimNotFound, mooringv1.BackupPending)
-	if c := meta.FindStatusCondition(got.Status.Conditions, engine.ConditionReady); !strings.Contains(c.Message, "team-dumps") {
+	got := waitReady(t, key, metav1.ConditionFalse, mooringv1.ReasonClaimNotFound, mooringv1.BackupPending)
+	if c := meta.FindStatusCondition(got.Status.Conditions, mooringv1.ConditionReady); !strings.Contains(c.Message, "team-dumps") {
 		t.Errorf("message %q does not name the claim", c.Message)
 	}
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, backup.ReasonClaimNotFound, "weekly")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, mooringv1.ReasonClaimNotFound, "weekly")
 	if err := env.Client.Get(ctx, key, &batchv1.CronJob{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("a CronJob exists while its volume is missing (err %v)", err)
 	}
@@ -683,7 +682,7 @@ func TestBackupWaitsForExistingClaim(t *testing.T) {
 		}
 		return nil
 	})
-	waitReady(t, key, metav1.ConditionTrue, backup.ReasonScheduled, mooringv1.BackupScheduled)
+	waitReady(t, key, metav1.ConditionTrue, mooringv1.ReasonScheduled, mooringv1.BackupScheduled)
 	after := &corev1.PersistentVolumeClaim{}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(claim), after); err != nil {
 		t.Fatal(err)
@@ -714,18 +713,18 @@ func TestCleanupSkippedWhenExistingClaimMissing(t *testing.T) {
 	})
 	key := client.ObjectKeyFromObject(b)
 	testutil.WaitFor(t, env.Client, key, &mooringv1.Backup{}, "cleanup finalizer", func(b *mooringv1.Backup) error {
-		if len(b.Finalizers) != 1 || b.Finalizers[0] != backup.CleanupFinalizer {
+		if len(b.Finalizers) != 1 || b.Finalizers[0] != mooringv1.BackupCleanupFinalizer {
 			return fmt.Errorf("finalizers %v", b.Finalizers)
 		}
 		return nil
 	})
-	waitReady(t, key, metav1.ConditionFalse, backup.ReasonClaimNotFound, mooringv1.BackupPending)
+	waitReady(t, key, metav1.ConditionFalse, mooringv1.ReasonClaimNotFound, mooringv1.BackupPending)
 
 	if err := env.Client.Delete(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WaitGone(t, env.Client, key, &mooringv1.Backup{}, "Backup deleted without a cleanup Job (its existingClaim does not exist)")
-	ev := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, backup.ReasonNothingToClean, "weekly")
+	ev := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, mooringv1.ReasonNothingToClean, "weekly")
 	if !strings.Contains(ev.Note, "team-dumps") {
 		t.Errorf("event %q does not name the claim team-dumps", ev.Note)
 	}

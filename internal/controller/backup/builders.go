@@ -8,25 +8,19 @@ import (
 	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
 const (
 	// Component is the app.kubernetes.io/component of a Backup's children.
-	Component = "backup"
-	// JobTypeLabel tells a Backup's Jobs apart: scheduled, manual or cleanup. The CronJob's
-	// job template carries it, so the Jobs the CronJob creates have it too.
-	JobTypeLabel = "mooring.dev/backup-job"
-	// JobScheduled marks the Jobs the CronJob creates (a value of JobTypeLabel).
+	Component = mooringv1.BackupComponent
+	// JobScheduled marks the Jobs the CronJob creates (a value of mooringv1.BackupJobTypeLabel).
 	JobScheduled = "scheduled"
 	// JobManual marks a Job made for a backup-now annotation.
 	JobManual = "manual"
 	// JobCleanup marks the Job that removes the dumps of a deleted Backup.
 	JobCleanup = "cleanup"
-	// BackupNowValueAnnotation on a manual Job records the backup-now value it was made for.
-	BackupNowValueAnnotation = "mooring.dev/backup-now-value"
 
 	// SuccessfulJobsHistory bounds history: the CronJob keeps this many finished Jobs, and
 	// Mooring as many finished on-demand Jobs besides the current one.
@@ -44,7 +38,7 @@ const (
 // cache selects on and which map a Job back to its Backup, plus the Job's type.
 func JobLabels(b *mooringv1.Backup, jobType string) map[string]string {
 	l := engine.Labels(Component, b.Name)
-	l[JobTypeLabel] = jobType
+	l[mooringv1.BackupJobTypeLabel] = jobType
 	return l
 }
 
@@ -119,7 +113,7 @@ func ManualJob(b *mooringv1.Backup, db dump.Database, value string) *batchv1.Job
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        ManualJobName(b, value),
 			Labels:      JobLabels(b, JobManual),
-			Annotations: map[string]string{BackupNowValueAnnotation: value},
+			Annotations: map[string]string{mooringv1.BackupNowValueAnnotation: value},
 		},
 		Spec: dumpJobSpec(b, db, JobManual),
 	}
@@ -139,7 +133,7 @@ func CleanupJob(b *mooringv1.Backup) *batchv1.Job {
 	}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: CleanupJobName(b), Namespace: b.Namespace, Labels: JobLabels(b, JobCleanup),
-			Annotations: map[string]string{database.FinalizingUIDAnnotation: string(b.UID)}},
+			Annotations: map[string]string{mooringv1.FinalizingUIDAnnotation: string(b.UID)}},
 		Spec: dump.JobSpec(template),
 	}
 }

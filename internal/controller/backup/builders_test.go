@@ -13,7 +13,6 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/database"
-	"github.com/mooringhq/mooring/internal/engine"
 )
 
 func newBackup(mutate func(*mooringv1.Backup)) *mooringv1.Backup {
@@ -82,7 +81,7 @@ func TestCronJob(t *testing.T) {
 			}
 			// The Jobs the CronJob makes must map back to the Backup through these labels.
 			l := cj.Spec.JobTemplate.Labels
-			if l[engine.InstanceLabel] != "nightly" || l[engine.ComponentLabel] != Component || l[engine.ManagedByLabel] != engine.ManagedBy || l[JobTypeLabel] != JobScheduled {
+			if l[mooringv1.InstanceLabel] != "nightly" || l[mooringv1.ComponentLabel] != Component || l[mooringv1.ManagedByLabel] != mooringv1.ManagedBy || l[mooringv1.BackupJobTypeLabel] != JobScheduled {
 				t.Errorf("job template labels %v", l)
 			}
 			pod := cj.Spec.JobTemplate.Spec.Template.Spec
@@ -127,7 +126,7 @@ func TestStorageClaim(t *testing.T) {
 				return
 			}
 			got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-			if pvc.Name != "nightly-storage" || got.String() != tt.want || len(pvc.OwnerReferences) != 0 || pvc.Labels[engine.ManagedByLabel] != engine.ManagedBy {
+			if pvc.Name != "nightly-storage" || got.String() != tt.want || len(pvc.OwnerReferences) != 0 || pvc.Labels[mooringv1.ManagedByLabel] != mooringv1.ManagedBy {
 				t.Errorf("claim %s size %s owners %v labels %v", pvc.Name, got.String(), pvc.OwnerReferences, pvc.Labels)
 			}
 		})
@@ -141,11 +140,11 @@ func TestManualAndCleanupJobs(t *testing.T) {
 	if a.Name != again.Name || a.Name == other.Name || !strings.HasPrefix(a.Name, "nightly-manual-") || len(a.Name) != len("nightly-manual-")+8 {
 		t.Errorf("manual Job names %s %s %s: want one per distinct value", a.Name, again.Name, other.Name)
 	}
-	if a.Labels[JobTypeLabel] != JobManual || a.Spec.Template.Labels[engine.InstanceLabel] != "nightly" || a.Annotations[BackupNowValueAnnotation] != "2025-01-31" {
+	if a.Labels[mooringv1.BackupJobTypeLabel] != JobManual || a.Spec.Template.Labels[mooringv1.InstanceLabel] != "nightly" || a.Annotations[mooringv1.BackupNowValueAnnotation] != "2025-01-31" {
 		t.Errorf("manual Job labels %v template labels %v annotations %v", a.Labels, a.Spec.Template.Labels, a.Annotations)
 	}
 	c := CleanupJob(newBackup(func(b *mooringv1.Backup) { b.Spec.BackupPath = "/x" }))
-	if c.Name != "nightly-cleanup" || env(c.Spec.Template.Spec.Containers[0])["BACKUP_DIR"].Value != "/backup-volume/x" || c.Labels[JobTypeLabel] != JobCleanup {
+	if c.Name != "nightly-cleanup" || env(c.Spec.Template.Spec.Containers[0])["BACKUP_DIR"].Value != "/backup-volume/x" || c.Labels[mooringv1.BackupJobTypeLabel] != JobCleanup {
 		t.Errorf("cleanup Job %s %+v", c.Name, c.Spec.Template.Spec.Containers[0].Env)
 	}
 	// In the volume Mooring made, the cleanup reports on the whole volume, which is deleted

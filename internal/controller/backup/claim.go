@@ -56,8 +56,8 @@ func (h Handler) checkExistingClaim(ctx context.Context, s *engine.Scope[*moorin
 	default:
 		return nil
 	}
-	o.waitReason = ReasonClaimNotFound
-	if !engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, o.waitReason) {
+	o.waitReason = mooringv1.ReasonClaimNotFound
+	if !engine.HasCondition(b, mooringv1.ConditionReady, metav1.ConditionFalse, o.waitReason) {
 		s.Event(corev1.EventTypeWarning, o.waitReason, "Reconcile", o.waitMessage)
 	}
 	return nil

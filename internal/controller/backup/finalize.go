@@ -13,19 +13,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/jobstatus"
 )
-
-// CleanupFinalizer keeps a Backup with cleanupPolicy Delete until its dumps are removed.
-const CleanupFinalizer = "mooring.dev/cleanup"
 
 // Finalizer is the cleanup finalizer under cleanupPolicy Delete. Under Retain nothing is
 // removed (the volume has no owner reference) and deletion needs no finalizer.
 func (Handler) Finalizer(b *mooringv1.Backup) string {
 	if b.Spec.CleanupPolicy == mooringv1.CleanupDelete {
-		return CleanupFinalizer
+		return mooringv1.BackupCleanupFinalizer
 	}
 	return ""
 }
@@ -63,7 +59,7 @@ func (c *cleanup) deleteWanted(context.Context) (engine.Verdict, error) {
 	if c.b.Spec.CleanupPolicy == mooringv1.CleanupDelete {
 		return engine.Next, nil
 	}
-	c.s.Event(corev1.EventTypeNormal, ReasonDumpsRetained, "Finalize",
+	c.s.Event(corev1.EventTypeNormal, mooringv1.ReasonDumpsRetained, "Finalize",
 		fmt.Sprintf("cleanupPolicy is Retain: the dumps in PVC %s are kept.", c.b.ClaimName()))
 	return engine.Done(), nil
 }
@@ -87,9 +83,9 @@ func (c *cleanup) somethingToClean(ctx context.Context) (engine.Verdict, error) 
 // dumps, and then the Backup.
 func (c *cleanup) outcomeNotRecorded(ctx context.Context) (engine.Verdict, error) {
 	switch {
-	case engine.HasCondition(c.b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp):
+	case engine.HasCondition(c.b, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonCleanedUp):
 		return engine.Done(), finishCleanup(ctx, c.s, c.claim)
-	case engine.HasCondition(c.b, engine.ConditionReady, metav1.ConditionFalse, ReasonStorageKept):
+	case engine.HasCondition(c.b, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonStorageKept):
 		return engine.Done(), nil // the volume stays: it holds more than the Backup's dumps
 	}
 	return engine.Next, nil
@@ -111,7 +107,7 @@ func (c *cleanup) jobStarted(ctx context.Context) (engine.Verdict, error) {
 	msg := fmt.Sprintf("Removing the dumps under %s in PVC %s with Job %s (cleanupPolicy Delete); the Backup is deleted when it succeeds.",
 		b.DumpPath(), b.ClaimName(), CleanupJobName(b))
 	c.s.Event(corev1.EventTypeNormal, engine.EventFinalizing, "Finalize", msg)
-	engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleaningUp, msg)
+	engine.SetCondition(b, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonCleaningUp, msg)
 	return engine.Wait(0), nil
 }
 
@@ -143,24 +139,24 @@ func (c *cleanup) jobOutcome(ctx context.Context) (engine.Verdict, error) {
 				if err != nil {
 					return engine.Next, err
 				}
-				engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonStorageKept, msg)
+				engine.SetCondition(b, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonStorageKept, msg)
 				return engine.Wait(outcomeRecorded), nil
 			}
 		}
 		msg := fmt.Sprintf("Job %s removed the dumps under %s in PVC %s; deleting the Backup.", job.Name, b.DumpPath(), b.ClaimName())
-		c.s.Event(corev1.EventTypeNormal, ReasonCleanedUp, "Finalize", msg)
-		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanedUp, msg)
+		c.s.Event(corev1.EventTypeNormal, mooringv1.ReasonCleanedUp, "Finalize", msg)
+		engine.SetCondition(b, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonCleanedUp, msg)
 		return engine.Wait(outcomeRecorded), nil
 	case jobstatus.Failed:
 		msg := fmt.Sprintf("Cleanup Job %s failed; the Backup is kept with its dumps. Delete the Job to try again, "+
 			"or set spec.cleanupPolicy to Retain to keep the dumps and let the Backup go.", job.Name)
-		if !engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanupFailed) {
-			c.s.Event(corev1.EventTypeWarning, ReasonCleanupFailed, "Finalize", msg)
+		if !engine.HasCondition(b, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonCleanupFailed) {
+			c.s.Event(corev1.EventTypeWarning, mooringv1.ReasonCleanupFailed, "Finalize", msg)
 		}
 		b.Status.Phase = mooringv1.BackupFailed
-		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleanupFailed, msg)
+		engine.SetCondition(b, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonCleanupFailed, msg)
 	default:
-		engine.SetCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonCleaningUp, fmt.Sprintf(
+		engine.SetCondition(b, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonCleaningUp, fmt.Sprintf(
 			"Waiting for cleanup Job %s to remove the dumps under %s in PVC %s.", job.Name, b.DumpPath(), b.ClaimName()))
 	}
 	return engine.Wait(0), nil
@@ -179,7 +175,7 @@ func stopDumps(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) error {
 		return err
 	}
 	for i := range jobs {
-		if jobs[i].Labels[JobTypeLabel] == JobManual && !jobFinished(&jobs[i]) {
+		if jobs[i].Labels[mooringv1.BackupJobTypeLabel] == JobManual && !jobFinished(&jobs[i]) {
 			if err := s.Delete(ctx, &jobs[i]); err != nil {
 				return err
 			}
@@ -219,7 +215,7 @@ func (h Handler) nothingToClean(ctx context.Context, s *engine.Scope[*mooringv1.
 	if err == nil {
 		state = "is being deleted"
 	}
-	s.Event(corev1.EventTypeNormal, ReasonNothingToClean, "Finalize", fmt.Sprintf(
+	s.Event(corev1.EventTypeNormal, mooringv1.ReasonNothingToClean, "Finalize", fmt.Sprintf(
 		"PVC %s named in spec.storage.existingClaim %s: nothing to clean up; deleting the Backup.", b.Spec.Storage.ExistingClaim, state))
 	return true, nil
 }
@@ -260,7 +256,7 @@ func cleanupJob(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (*batch
 // the same name): it carries the Backup's UID, or, made by an earlier version of Mooring,
 // the Backup's controller reference.
 func isCleanupJobOf(job *batchv1.Job, b *mooringv1.Backup) bool {
-	return job.Annotations[database.FinalizingUIDAnnotation] == string(b.UID) || metav1.IsControlledBy(job, b)
+	return job.Annotations[mooringv1.FinalizingUIDAnnotation] == string(b.UID) || metav1.IsControlledBy(job, b)
 }
 
 // startCleanup creates the cleanup Job. created is false, without an error, when a Job of
@@ -280,7 +276,7 @@ func (h Handler) startCleanup(ctx context.Context, s *engine.Scope[*mooringv1.Ba
 	if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	if live.Labels[engine.InstanceLabel] != s.Object.Name || live.Labels[engine.ComponentLabel] != Component {
+	if live.Labels[mooringv1.InstanceLabel] != s.Object.Name || live.Labels[mooringv1.ComponentLabel] != Component {
 		return false, fmt.Errorf("job %s exists and was not created by Mooring for this Backup; delete it so the dumps can be cleaned up", job.Name)
 	}
 	return false, nil

@@ -24,14 +24,6 @@ import (
 // whole volume in its termination message (dump/cleanup.sh), and the claim is deleted
 // only when that report says nothing is.
 
-// StorageKeptAnnotation on a Backup's volume says why Mooring did not delete it with the
-// Backup: what was left in it that was not the Backup's.
-const StorageKeptAnnotation = "mooring.dev/kept"
-
-// ReasonStorageKept is the Warning event of a Backup deleted with cleanupPolicy Delete whose
-// volume was kept because it holds files that are not the Backup's dumps.
-const ReasonStorageKept = "StorageKept"
-
 // reportFile is where the cleanup script writes its report: the container's termination
 // message, which the kubelet copies into the pod's status.
 const reportFile = corev1.TerminationMessagePathDefault
@@ -92,17 +84,17 @@ func keepStorage(ctx context.Context, s *engine.Scope[*mooringv1.Backup], claim 
 	if err := s.Client.Get(ctx, client.ObjectKeyFromObject(claim), live); err != nil {
 		return msg, client.IgnoreNotFound(err)
 	}
-	if live.Annotations[StorageKeptAnnotation] != msg {
+	if live.Annotations[mooringv1.StorageKeptAnnotation] != msg {
 		patch := client.MergeFrom(live.DeepCopy())
 		if live.Annotations == nil {
 			live.Annotations = map[string]string{}
 		}
-		live.Annotations[StorageKeptAnnotation] = msg
+		live.Annotations[mooringv1.StorageKeptAnnotation] = msg
 		// The Warning event below reports it.
 		if err := s.Patch(ctx, live, patch, engine.Silent()); client.IgnoreNotFound(err) != nil {
 			return "", fmt.Errorf("annotate PVC %s: %w", claim.Name, err)
 		}
 	}
-	s.Event(corev1.EventTypeWarning, ReasonStorageKept, "Finalize", msg)
+	s.Event(corev1.EventTypeWarning, mooringv1.ReasonStorageKept, "Finalize", msg)
 	return msg, nil
 }

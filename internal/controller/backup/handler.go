@@ -133,8 +133,8 @@ func scheduleProblem(s *engine.Scope[*mooringv1.Backup]) string {
 	}
 	msg := fmt.Sprintf("spec.schedule %q %s; the CronJob is suspended until the schedule is changed (the %s annotation still takes a backup).",
 		b.Spec.Schedule, err.Error(), mooringv1.BackupNowAnnotation)
-	if !engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, ReasonInvalidSchedule) {
-		s.Event(corev1.EventTypeWarning, ReasonInvalidSchedule, "Reconcile", msg)
+	if !engine.HasCondition(b, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonInvalidSchedule) {
+		s.Event(corev1.EventTypeWarning, mooringv1.ReasonInvalidSchedule, "Reconcile", msg)
 	}
 	return msg
 }
@@ -149,7 +149,7 @@ func suspendWhileGone(ctx context.Context, s *engine.Scope[*mooringv1.Backup], c
 	}
 	patch := client.MergeFrom(cj.DeepCopy())
 	cj.Spec.Suspend = ptr.To(true)
-	err := s.Patch(ctx, cj, patch, engine.Announce(corev1.EventTypeNormal, ReasonCronJobSuspended, "Suspend",
+	err := s.Patch(ctx, cj, patch, engine.Announce(corev1.EventTypeNormal, mooringv1.ReasonCronJobSuspended, "Suspend",
 		fmt.Sprintf("Suspended CronJob %s: DatabaseCluster %s is gone or being deleted.", cj.Name, s.Object.Spec.DatabaseRef.Name)))
 	if err != nil {
 		return fmt.Errorf("suspend CronJob %s: %w", cj.Name, err)
@@ -164,8 +164,8 @@ func derive(s *engine.Scope[*mooringv1.Backup], o observed) {
 	failedBefore := b.Status.LastFailedTime
 	deriveStatus(b, o)
 	if f := b.Status.LastFailedTime; f != nil && !f.Equal(failedBefore) {
-		if c := meta.FindStatusCondition(b.Status.Conditions, ConditionLastBackupSucceeded); c != nil && c.Status == metav1.ConditionFalse {
-			s.Event(corev1.EventTypeWarning, ReasonBackupFailed, "Backup", c.Message)
+		if c := meta.FindStatusCondition(b.Status.Conditions, mooringv1.ConditionLastBackupSucceeded); c != nil && c.Status == metav1.ConditionFalse {
+			s.Event(corev1.EventTypeWarning, mooringv1.ReasonBackupFailed, "Backup", c.Message)
 		}
 	}
 }
@@ -179,7 +179,7 @@ func runningDatabase(ctx context.Context, s *engine.Scope[*mooringv1.Backup], o 
 	switch {
 	case apierrors.IsNotFound(err):
 		o.databaseGone = true
-		o.waitReason = ReasonDatabaseNotFound
+		o.waitReason = mooringv1.ReasonDatabaseNotFound
 		o.waitMessage = fmt.Sprintf("DatabaseCluster %s does not exist in namespace %s; backups start once it is Running.",
 			b.Spec.DatabaseRef.Name, b.Namespace)
 	case err != nil:
@@ -193,14 +193,14 @@ func runningDatabase(ctx context.Context, s *engine.Scope[*mooringv1.Backup], o 
 		if phase == "" {
 			phase = "not yet reconciled"
 		}
-		o.waitReason = ReasonDatabaseNotRunning
+		o.waitReason = mooringv1.ReasonDatabaseNotRunning
 		o.waitMessage = fmt.Sprintf("DatabaseCluster %s is %s, not Running; backups start once it is Running.", db.Name, phase)
 	default:
 		return db, nil
 	}
 	// The reason, not the message, decides: a phase that moves from Pending to NotReady is
 	// one wait, reported once.
-	if !engine.HasCondition(b, engine.ConditionReady, metav1.ConditionFalse, o.waitReason) {
+	if !engine.HasCondition(b, mooringv1.ConditionReady, metav1.ConditionFalse, o.waitReason) {
 		s.Event(corev1.EventTypeWarning, o.waitReason, "Reconcile", o.waitMessage)
 	}
 	return nil, nil
@@ -231,7 +231,7 @@ func (h Handler) ensureStorage(ctx context.Context, s *engine.Scope[*mooringv1.B
 	}
 	if !isStorageOf(live, b) {
 		return fmt.Errorf("PVC %s belongs to %s %s, not to this Backup; set spec.storage.existingClaim",
-			live.Name, live.Labels[engine.ComponentLabel], live.Labels[engine.InstanceLabel])
+			live.Name, live.Labels[mooringv1.ComponentLabel], live.Labels[mooringv1.InstanceLabel])
 	}
 	size := StorageSize(b)
 	if have := live.Spec.Resources.Requests[corev1.ResourceStorage]; size.Cmp(have) > 0 {
@@ -254,7 +254,7 @@ func (h Handler) checkStorageOwner(ctx context.Context, want *corev1.PersistentV
 	if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(want), live); err != nil {
 		return fmt.Errorf("get PVC %s: %w", want.Name, err)
 	}
-	if live.Labels[engine.InstanceLabel] == want.Labels[engine.InstanceLabel] && live.Labels[engine.ComponentLabel] == Component {
+	if live.Labels[mooringv1.InstanceLabel] == want.Labels[mooringv1.InstanceLabel] && live.Labels[mooringv1.ComponentLabel] == Component {
 		return nil
 	}
 	return fmt.Errorf("PVC %s exists but was not created by Mooring for this Backup; "+
@@ -263,7 +263,7 @@ func (h Handler) checkStorageOwner(ctx context.Context, want *corev1.PersistentV
 
 // isStorageOf reports whether a volume is the one Mooring created for b.
 func isStorageOf(pvc *corev1.PersistentVolumeClaim, b *mooringv1.Backup) bool {
-	return pvc.Labels[engine.InstanceLabel] == b.Name && pvc.Labels[engine.ComponentLabel] == Component
+	return pvc.Labels[mooringv1.InstanceLabel] == b.Name && pvc.Labels[mooringv1.ComponentLabel] == Component
 }
 
 // backupNow starts the Job for the current backup-now value, when there is one and it has
@@ -295,7 +295,7 @@ func backupNow(ctx context.Context, s *engine.Scope[*mooringv1.Backup], db dump.
 	}
 	var finished []batchv1.Job
 	for _, j := range jobs {
-		if j.Labels[JobTypeLabel] == JobManual && j.Name != current && jobFinished(&j) {
+		if j.Labels[mooringv1.BackupJobTypeLabel] == JobManual && j.Name != current && jobFinished(&j) {
 			finished = append(finished, j)
 		}
 	}
@@ -324,7 +324,7 @@ func dumpJobs(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) ([]batchv
 	}
 	var out []batchv1.Job
 	for _, j := range list.Items {
-		if t := j.Labels[JobTypeLabel]; t == JobScheduled || t == JobManual {
+		if t := j.Labels[mooringv1.BackupJobTypeLabel]; t == JobScheduled || t == JobManual {
 			out = append(out, j)
 		}
 	}
@@ -363,10 +363,10 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	backupsOfDatabase := engine.EnqueueByIndex(c, backups, DatabaseRefField)
 	backupOfJob := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		l := o.GetLabels()
-		if l[engine.ComponentLabel] != Component || l[engine.InstanceLabel] == "" {
+		if l[mooringv1.ComponentLabel] != Component || l[mooringv1.InstanceLabel] == "" {
 			return nil
 		}
-		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: l[engine.InstanceLabel]}}}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: l[mooringv1.InstanceLabel]}}}
 	})
 	return engine.SetupWithManager[*mooringv1.Backup](mgr, Handler{APIReader: mgr.GetAPIReader(), Claims: claims}, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,

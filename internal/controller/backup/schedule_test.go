@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/schedule"
 )
 
@@ -23,9 +22,9 @@ func TestInvalidScheduleNotReady(t *testing.T) {
 			t.Fatalf("schedule %q accepted", sched)
 		}
 		deriveStatus(b, observed{scheduleProblem: "spec.schedule " + err.Error()})
-		c := meta.FindStatusCondition(b.Status.Conditions, engine.ConditionReady)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonInvalidSchedule || b.Status.Phase != mooringv1.BackupFailed {
-			t.Errorf("schedule %q: Ready %+v phase %s, want False %s, phase Failed", sched, c, b.Status.Phase, ReasonInvalidSchedule)
+		c := meta.FindStatusCondition(b.Status.Conditions, mooringv1.ConditionReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != mooringv1.ReasonInvalidSchedule || b.Status.Phase != mooringv1.BackupFailed {
+			t.Errorf("schedule %q: Ready %+v phase %s, want False %s, phase Failed", sched, c, b.Status.Phase, mooringv1.ReasonInvalidSchedule)
 			continue
 		}
 		if !strings.Contains(c.Message, "spec.schedule") || !strings.Contains(c.Message, why) {

@@ -93,21 +93,21 @@ func deriveStatus(b *mooringv1.Backup, o observed) {
 		if h.failureJob != "" && h.failure.Equal(fail) {
 			msg = fmt.Sprintf("Job %s failed at %s (%s); see its pods' logs.", h.failureJob, stamp(fail), h.failureMessage)
 		}
-		engine.SetCondition(b, ConditionLastBackupSucceeded, metav1.ConditionFalse, ReasonBackupFailed, msg)
+		engine.SetCondition(b, mooringv1.ConditionLastBackupSucceeded, metav1.ConditionFalse, mooringv1.ReasonBackupFailed, msg)
 	case ok != nil:
 		msg := "The last backup completed at " + stamp(ok) + "."
 		if h.successJob != "" && h.success.Equal(ok) {
 			msg = fmt.Sprintf("Job %s completed at %s.", h.successJob, stamp(ok))
 		}
-		engine.SetCondition(b, ConditionLastBackupSucceeded, metav1.ConditionTrue, ReasonBackupSucceeded, msg)
+		engine.SetCondition(b, mooringv1.ConditionLastBackupSucceeded, metav1.ConditionTrue, mooringv1.ReasonBackupSucceeded, msg)
 	default:
-		engine.SetCondition(b, ConditionLastBackupSucceeded, metav1.ConditionUnknown, ReasonNoBackupYet, "No backup has finished yet.")
+		engine.SetCondition(b, mooringv1.ConditionLastBackupSucceeded, metav1.ConditionUnknown, mooringv1.ReasonNoBackupYet, "No backup has finished yet.")
 	}
 
 	for _, check := range phaseChecks {
 		if v, matched := check(b, o, lastFailed); matched {
 			b.Status.Phase = v.phase
-			engine.SetCondition(b, engine.ConditionReady, v.ready, v.reason, v.message)
+			engine.SetCondition(b, mooringv1.ConditionReady, v.ready, v.reason, v.message)
 			return
 		}
 	}
@@ -125,21 +125,21 @@ type verdict struct {
 // schedule that cannot run comes first: nothing else makes the Backup work.
 var phaseChecks = []func(b *mooringv1.Backup, o observed, lastFailed bool) (verdict, bool){
 	func(_ *mooringv1.Backup, o observed, _ bool) (verdict, bool) {
-		return verdict{mooringv1.BackupFailed, metav1.ConditionFalse, ReasonInvalidSchedule, o.scheduleProblem}, o.scheduleProblem != ""
+		return verdict{mooringv1.BackupFailed, metav1.ConditionFalse, mooringv1.ReasonInvalidSchedule, o.scheduleProblem}, o.scheduleProblem != ""
 	},
 	func(_ *mooringv1.Backup, o observed, _ bool) (verdict, bool) {
 		return verdict{mooringv1.BackupPending, metav1.ConditionFalse, o.waitReason, o.waitMessage}, o.waitReason != ""
 	},
 	func(b *mooringv1.Backup, _ observed, _ bool) (verdict, bool) {
-		return verdict{mooringv1.BackupSuspended, metav1.ConditionTrue, ReasonSuspended, fmt.Sprintf(
+		return verdict{mooringv1.BackupSuspended, metav1.ConditionTrue, mooringv1.ReasonSuspended, fmt.Sprintf(
 			"Scheduled backups are suspended (spec.suspend); the %s annotation still takes one.", mooringv1.BackupNowAnnotation)}, b.Spec.Suspend
 	},
 	func(b *mooringv1.Backup, _ observed, lastFailed bool) (verdict, bool) {
-		return verdict{mooringv1.BackupFailed, metav1.ConditionFalse, ReasonBackupFailed,
+		return verdict{mooringv1.BackupFailed, metav1.ConditionFalse, mooringv1.ReasonBackupFailed,
 			"The last backup failed; the LastBackupSucceeded condition says why."}, lastFailed
 	},
 	func(b *mooringv1.Backup, _ observed, _ bool) (verdict, bool) {
-		return verdict{mooringv1.BackupScheduled, metav1.ConditionTrue, ReasonScheduled, fmt.Sprintf(
+		return verdict{mooringv1.BackupScheduled, metav1.ConditionTrue, mooringv1.ReasonScheduled, fmt.Sprintf(
 			"CronJob %s dumps database %s on schedule %q into PVC %s at %s, keeping the newest %d.",
 			b.Name, b.Spec.DatabaseRef.Name, b.Spec.Schedule, b.ClaimName(), b.DumpPath(), max(b.Spec.Retention.KeepLast, 1))}, true
 	},

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/internal/engine"
 )
 
 var t0 = time.Date(2025, 1, 31, 3, 0, 0, 0, time.UTC)
@@ -40,7 +39,7 @@ func TestDeriveStatus(t *testing.T) {
 		success, fail *metav1.Time
 	}{
 		"database missing": {
-			backup: newBackup(nil), o: observed{waitReason: ReasonDatabaseNotFound, waitMessage: "no db"},
+			backup: newBackup(nil), o: observed{waitReason: mooringv1.ReasonDatabaseNotFound, waitMessage: "no db"},
 			phase: mooringv1.BackupPending, ready: metav1.ConditionFalse, lastOK: metav1.ConditionUnknown,
 		},
 		"schedule that never runs": {
@@ -101,8 +100,8 @@ func TestDeriveStatus(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := tt.backup
 			deriveStatus(b, tt.o)
-			ready := meta.FindStatusCondition(b.Status.Conditions, engine.ConditionReady)
-			lastOK := meta.FindStatusCondition(b.Status.Conditions, ConditionLastBackupSucceeded)
+			ready := meta.FindStatusCondition(b.Status.Conditions, mooringv1.ConditionReady)
+			lastOK := meta.FindStatusCondition(b.Status.Conditions, mooringv1.ConditionLastBackupSucceeded)
 			if b.Status.Phase != tt.phase || ready.Status != tt.ready || lastOK.Status != tt.lastOK {
 				t.Errorf("phase %s Ready %s (%s) LastBackupSucceeded %s (%s); want %s %s %s",
 					b.Status.Phase, ready.Status, ready.Message, lastOK.Status, lastOK.Message, tt.phase, tt.ready, tt.lastOK)
@@ -139,7 +138,7 @@ func equalStatus(a, b *mooringv1.Backup) bool {
 	for i := range b.Status.Conditions {
 		b.Status.Conditions[i].LastTransitionTime = metav1.Time{}
 	}
-	return meta.IsStatusConditionTrue(a.Status.Conditions, engine.ConditionReady) == meta.IsStatusConditionTrue(b.Status.Conditions, engine.ConditionReady) &&
+	return meta.IsStatusConditionTrue(a.Status.Conditions, mooringv1.ConditionReady) == meta.IsStatusConditionTrue(b.Status.Conditions, mooringv1.ConditionReady) &&
 		a.Status.Phase == b.Status.Phase && a.Status.LastBackupJob == b.Status.LastBackupJob &&
 		a.Status.LastSuccessfulTime.Equal(b.Status.LastSuccessfulTime) && a.Status.LastFailedTime.Equal(b.Status.LastFailedTime) &&
 		len(a.Status.Conditions) == len(b.Status.Conditions)

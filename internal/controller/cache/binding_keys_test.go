@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/bindingenv"
 )
 
@@ -14,7 +15,7 @@ func TestBindingConfigMapKeysAreBindingenvs(t *testing.T) {
 	for k := range BindingConfigMap(newCache(nil)).Data {
 		keys = append(keys, k)
 	}
-	want := bindingenv.ConfigMapKeys(bindingenv.KindCacheInstance)
+	want := bindingenv.ConfigMapKeys(mooringv1.BindingKindCacheInstance)
 	slices.Sort(keys)
 	slices.Sort(want)
 	if !slices.Equal(keys, want) {

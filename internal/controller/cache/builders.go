@@ -19,7 +19,7 @@ import (
 
 const (
 	// Component is the app.kubernetes.io/component of a CacheInstance's children.
-	Component = "cache"
+	Component = mooringv1.CacheInstanceComponent
 	// ContainerName is the name of the memcached container.
 	ContainerName = "memcached"
 	// PortName names the memcached port on the container and the Service.

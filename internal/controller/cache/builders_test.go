@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/internal/engine"
 )
 
 // newCache is a CacheInstance as the API server returns it, defaults filled in, with
@@ -66,7 +65,7 @@ func TestChildren(t *testing.T) {
 				if c.GetName() != wantName {
 					t.Errorf("%T is named %q, want %s", c, c.GetName(), wantName)
 				}
-				if l := c.GetLabels(); l[engine.ComponentLabel] != Component || l[engine.InstanceLabel] != "sessions" || l[engine.ManagedByLabel] != engine.ManagedBy {
+				if l := c.GetLabels(); l[mooringv1.ComponentLabel] != Component || l[mooringv1.InstanceLabel] != "sessions" || l[mooringv1.ManagedByLabel] != mooringv1.ManagedBy {
 					t.Errorf("%T labels = %v, want component cache, instance sessions, managed-by mooring", c, l)
 				}
 			}
@@ -191,7 +190,7 @@ func TestDeployment(t *testing.T) {
 						t.Errorf("selector %s=%s not on pod template labels %v", k, v, d.Spec.Template.Labels)
 					}
 				}
-				if d.Spec.Selector.MatchLabels[engine.ComponentLabel] != Component {
+				if d.Spec.Selector.MatchLabels[mooringv1.ComponentLabel] != Component {
 					t.Errorf("selector %v lacks component=cache", d.Spec.Selector.MatchLabels)
 				}
 			},

@@ -22,8 +22,6 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/controller/cache"
-	"github.com/mooringhq/mooring/internal/controller/rollout"
-	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -65,7 +63,7 @@ func TestCacheCreatesChildrenWithOwnerAndLabels(t *testing.T) {
 			if !metav1.IsControlledBy(o, c) {
 				return fmt.Errorf("owner references %v do not name CacheInstance sessions (uid %s) as controller", o.GetOwnerReferences(), c.UID)
 			}
-			want := map[string]string{engine.NameLabel: "sessions", engine.InstanceLabel: "sessions", engine.ComponentLabel: cache.Component, engine.ManagedByLabel: "mooring"}
+			want := map[string]string{mooringv1.NameLabel: "sessions", mooringv1.InstanceLabel: "sessions", mooringv1.ComponentLabel: cache.Component, mooringv1.ManagedByLabel: "mooring"}
 			for k, v := range want {
 				if o.GetLabels()[k] != v {
 					return fmt.Errorf("label %s=%q, want %q (labels %v)", k, o.GetLabels()[k], v, o.GetLabels())
@@ -171,16 +169,16 @@ func TestCacheStatusFollowsDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, env.Client, key, &mooringv1.CacheInstance{}, "CacheInstance Running with Ready=True", func(c *mooringv1.CacheInstance) error {
-		ready := meta.FindStatusCondition(c.Status.Conditions, engine.ConditionReady)
-		prog := meta.FindStatusCondition(c.Status.Conditions, engine.ConditionProgressing)
+		ready := meta.FindStatusCondition(c.Status.Conditions, mooringv1.ConditionReady)
+		prog := meta.FindStatusCondition(c.Status.Conditions, mooringv1.ConditionProgressing)
 		switch {
 		case c.Status.Phase != mooringv1.CacheInstanceRunning || c.Status.AvailableReplicas != 2 || c.Status.Replicas != 2:
 			return fmt.Errorf("phase %s available %d replicas %d", c.Status.Phase, c.Status.AvailableReplicas, c.Status.Replicas)
 		case c.Status.Endpoint != "status."+ns+".svc:11311":
 			return fmt.Errorf("endpoint %q", c.Status.Endpoint)
-		case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != rollout.ReasonAllReplicasAvailable:
+		case ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != mooringv1.ReasonAllReplicasAvailable:
 			return fmt.Errorf("Ready %+v", ready)
-		case prog == nil || prog.Status != metav1.ConditionFalse || prog.Reason != rollout.ReasonRolloutComplete:
+		case prog == nil || prog.Status != metav1.ConditionFalse || prog.Reason != mooringv1.ReasonRolloutComplete:
 			return fmt.Errorf("Progressing %+v", prog)
 		case c.Status.ObservedGeneration != c.Generation:
 			return fmt.Errorf("observedGeneration %d, generation %d", c.Status.ObservedGeneration, c.Generation)
@@ -191,7 +189,7 @@ func TestCacheStatusFollowsDeployment(t *testing.T) {
 	// A scale-up makes the CacheInstance NotReady until the Deployment catches up.
 	updateCache(t, key, func(c *mooringv1.CacheInstance) { c.Spec.Replicas = ptr.To[int32](3) })
 	testutil.WaitFor(t, env.Client, key, &mooringv1.CacheInstance{}, "CacheInstance NotReady while scaling", func(c *mooringv1.CacheInstance) error {
-		ready := meta.FindStatusCondition(c.Status.Conditions, engine.ConditionReady)
+		ready := meta.FindStatusCondition(c.Status.Conditions, mooringv1.ConditionReady)
 		if c.Status.Phase != mooringv1.CacheInstanceNotReady || c.Status.ObservedGeneration != c.Generation ||
 			ready == nil || ready.Status != metav1.ConditionFalse {
 			return fmt.Errorf("phase %s observedGeneration %d generation %d Ready %+v", c.Status.Phase, c.Status.ObservedGeneration, c.Generation, ready)
@@ -283,8 +281,8 @@ func TestCacheNameTakenByApp(t *testing.T) {
 
 	c := createCache(t, ns, "shared", nil)
 	testutil.WaitFor(t, env.Client, client.ObjectKeyFromObject(c), &mooringv1.CacheInstance{}, "CacheInstance in Error naming the conflict", func(c *mooringv1.CacheInstance) error {
-		ready := meta.FindStatusCondition(c.Status.Conditions, engine.ConditionReady)
-		if c.Status.Phase != mooringv1.CacheInstanceError || ready == nil || ready.Reason != engine.ReasonReconcileError ||
+		ready := meta.FindStatusCondition(c.Status.Conditions, mooringv1.ConditionReady)
+		if c.Status.Phase != mooringv1.CacheInstanceError || ready == nil || ready.Reason != mooringv1.ReasonReconcileError ||
 			!strings.Contains(ready.Message, "Deployment shared already exists") {
 			return fmt.Errorf("phase %q Ready %+v", c.Status.Phase, ready)
 		}

@@ -9,8 +9,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/internal/controller/rollout"
-	"github.com/mooringhq/mooring/internal/engine"
 )
 
 // The rollout decisions are tested in package rollout; this checks how a CacheInstance
@@ -31,23 +29,23 @@ func TestDeriveStatus(t *testing.T) {
 	}{
 		"not yet observed": {
 			d: deployment(1, 0, 0, 0), phase: mooringv1.CacheInstancePending,
-			ready: metav1.ConditionFalse, readyReason: rollout.ReasonReplicasUnavailable,
-			progressing: metav1.ConditionTrue, progressReason: rollout.ReasonDeploymentPending,
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressReason: mooringv1.ReasonDeploymentPending,
 		},
 		"no replica available": {
 			d: deployment(1, 1, 2, 0), phase: mooringv1.CacheInstancePending,
-			ready: metav1.ConditionFalse, readyReason: rollout.ReasonReplicasUnavailable,
-			progressing: metav1.ConditionTrue, progressReason: rollout.ReasonRollingOut,
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressReason: mooringv1.ReasonRollingOut,
 		},
 		"one of two available": {
 			d: deployment(1, 1, 2, 1), phase: mooringv1.CacheInstanceNotReady,
-			ready: metav1.ConditionFalse, readyReason: rollout.ReasonReplicasUnavailable,
-			progressing: metav1.ConditionTrue, progressReason: rollout.ReasonRollingOut,
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressReason: mooringv1.ReasonRollingOut,
 		},
 		"all available": {
 			d: deployment(1, 1, 2, 2), phase: mooringv1.CacheInstanceRunning,
-			ready: metav1.ConditionTrue, readyReason: rollout.ReasonAllReplicasAvailable,
-			progressing: metav1.ConditionFalse, progressReason: rollout.ReasonRolloutComplete,
+			ready: metav1.ConditionTrue, readyReason: mooringv1.ReasonAllReplicasAvailable,
+			progressing: metav1.ConditionFalse, progressReason: mooringv1.ReasonRolloutComplete,
 		},
 	}
 	for name, tt := range tests {
@@ -72,8 +70,8 @@ func TestDeriveStatus(t *testing.T) {
 			if want := "app.kubernetes.io/component=cache,app.kubernetes.io/instance=sessions,app.kubernetes.io/name=sessions"; st.Selector != want {
 				t.Errorf("selector = %q, want %q", st.Selector, want)
 			}
-			ready := meta.FindStatusCondition(st.Conditions, engine.ConditionReady)
-			prog := meta.FindStatusCondition(st.Conditions, engine.ConditionProgressing)
+			ready := meta.FindStatusCondition(st.Conditions, mooringv1.ConditionReady)
+			prog := meta.FindStatusCondition(st.Conditions, mooringv1.ConditionProgressing)
 			if ready == nil || ready.Status != tt.ready || ready.Reason != tt.readyReason || ready.Message == "" || ready.ObservedGeneration != 4 {
 				t.Errorf("Ready = %+v, want %s/%s with a message, at generation 4", ready, tt.ready, tt.readyReason)
 			}

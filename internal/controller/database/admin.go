@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
@@ -45,7 +46,7 @@ func isAdminSecretOf(m metav1.Object, db *v1beta1.DatabaseCluster) bool {
 // labels) from a Secret of the same name somebody else made; the webhook asks it too.
 func IsAdminSecretOf(m metav1.Object, clusterName string) bool {
 	l := m.GetLabels()
-	return l[engine.ManagedByLabel] == engine.ManagedBy && l[engine.InstanceLabel] == clusterName && l[engine.ComponentLabel] == Component
+	return l[mooringv1.ManagedByLabel] == mooringv1.ManagedBy && l[mooringv1.InstanceLabel] == clusterName && l[mooringv1.ComponentLabel] == Component
 }
 
 // ensureAdminSecret makes sure the superuser Secret exists; it reports false, with
@@ -68,7 +69,7 @@ func (h Handler) ensureAdminSecret(ctx context.Context, s *engine.Scope[*v1beta1
 	}
 	if err == nil {
 		if !isAdminSecretOf(current, db) {
-			setSecretCondition(s, metav1.ConditionFalse, ReasonAdminSecretConflict, fmt.Sprintf(
+			setSecretCondition(s, metav1.ConditionFalse, v1beta1.ReasonAdminSecretConflict, fmt.Sprintf(
 				"Secret %s exists but was not made by Mooring for this cluster; Mooring keeps the superuser password "+
 					"there. Rename or delete that Secret.", key.Name))
 			return false, nil
@@ -101,7 +102,7 @@ func (h Handler) ensureAdminSecret(ctx context.Context, s *engine.Scope[*v1beta1
 		how = fmt.Sprintf("Created Secret %s with the superuser password the cluster was set up with, that of Secret %s; "+
 			"from now on the application's password in %s can change without changing it", key.Name, db.Spec.SecretName, db.Spec.SecretName)
 	default:
-		setSecretCondition(s, metav1.ConditionFalse, ReasonAdminSecretNotFound, fmt.Sprintf(
+		setSecretCondition(s, metav1.ConditionFalse, v1beta1.ReasonAdminSecretNotFound, fmt.Sprintf(
 			"Secret %s with the superuser password does not exist, but the cluster has data (%s): a new password would "+
 				"not be the database's, so Mooring generates none. Re-create the Secret with key %q holding the "+
 				"superuser password the database has.", key.Name, data, PasswordKey))

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/bindingenv"
 )
@@ -16,14 +17,14 @@ func TestBindingConfigMapKeysAreBindingenvs(t *testing.T) {
 		for k := range BindingConfigMap(newDB(e, nil)).Data {
 			keys = append(keys, k)
 		}
-		want := bindingenv.ConfigMapKeys(bindingenv.KindDatabaseCluster)
+		want := bindingenv.ConfigMapKeys(mooringv1.BindingKindDatabaseCluster)
 		slices.Sort(keys)
 		slices.Sort(want)
 		if !slices.Equal(keys, want) {
 			t.Errorf("%s binding ConfigMap keys = %v, bindingenv says %v", e, keys, want)
 		}
 	}
-	if got := bindingenv.SecretKeys(bindingenv.KindDatabaseCluster); !slices.Equal(got, []string{UsernameKey, PasswordKey}) {
+	if got := bindingenv.SecretKeys(mooringv1.BindingKindDatabaseCluster); !slices.Equal(got, []string{UsernameKey, PasswordKey}) {
 		t.Errorf("bindingenv secret keys = %v, want the credentials Secret's %s and %s", got, UsernameKey, PasswordKey)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/instance"
@@ -164,7 +165,7 @@ func TestDeriveStatus(t *testing.T) {
 				t.Errorf("replicas %d ready %d, want the StatefulSet's %d and %d",
 					db.Status.Replicas, db.Status.ReadyReplicas, tt.sts.Status.Replicas, tt.sts.Status.ReadyReplicas)
 			}
-			if !tt.secretReady && !engine.HasCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonSecretNotFound) {
+			if !tt.secretReady && !engine.HasCondition(db, mooringv1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonSecretNotFound) {
 				t.Errorf("Ready %+v, want False SecretNotFound", db.Status.Conditions)
 			}
 		})

@@ -35,12 +35,7 @@ import (
 var CredentialsScript string
 
 const (
-	// CredentialsJobLabel marks the Jobs that change a cluster's credentials.
-	CredentialsJobLabel = "mooring.dev/database-job"
 	credentialsJobValue = "credentials"
-	// CredentialsHashAnnotation on such a Job is the fingerprint of the credentials it
-	// was made for (status.credentials.hash once it succeeds).
-	CredentialsHashAnnotation = "mooring.dev/credentials-hash"
 	// credentialsComponent labels the Job's pods: not "database", so that the cluster's
 	// Services do not select them.
 	credentialsComponent = "database-credentials"
@@ -79,8 +74,8 @@ func CredentialsJob(db *v1beta1.DatabaseCluster, hash string) *batchv1.Job {
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        CredentialsJobName(db, hash),
-			Labels:      map[string]string{CredentialsJobLabel: credentialsJobValue},
-			Annotations: map[string]string{CredentialsHashAnnotation: hash},
+			Labels:      map[string]string{v1beta1.CredentialsJobLabel: credentialsJobValue},
+			Annotations: map[string]string{v1beta1.CredentialsHashAnnotation: hash},
 		},
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptr.To[int32](3),
@@ -292,7 +287,7 @@ func (c *credentialsSync) read(ctx context.Context) (engine.Verdict, error) {
 	}
 	c.f, c.rec, c.jobs = f, rec, jobs
 	for i := range jobs {
-		if jobs[i].Annotations[CredentialsHashAnnotation] == f.credentials {
+		if jobs[i].Annotations[v1beta1.CredentialsHashAnnotation] == f.credentials {
 			c.job = &jobs[i]
 		}
 	}
@@ -304,7 +299,7 @@ func (c *credentialsSync) adminPasswordKept(context.Context) (engine.Verdict, er
 	if c.rec.AdminHash == c.f.admin {
 		return engine.Next, nil
 	}
-	setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonAdminPasswordChanged, fmt.Sprintf(
+	setCredentialsCondition(c.s, metav1.ConditionFalse, v1beta1.ReasonAdminPasswordChanged, fmt.Sprintf(
 		"The superuser password in Secret %s is not the one the database was set up with: Mooring cannot change "+
 			"the database's credentials, and does not try the new password. Put the previous password back; if the "+
 			"database has the new one (you changed it yourself), remove status.credentials.adminHash.", AdminSecretName(c.db)))
@@ -334,7 +329,7 @@ func (c *credentialsSync) staleJobsGone(ctx context.Context) (engine.Verdict, er
 	if len(stale) == 0 {
 		return engine.Next, nil
 	}
-	setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonCredentialsSyncing, fmt.Sprintf(
+	setCredentialsCondition(c.s, metav1.ConditionFalse, v1beta1.ReasonCredentialsSyncing, fmt.Sprintf(
 		"Stopping Job %v, which was changing the credentials to an earlier version of Secret %s; the current ones "+
 			"follow once it is gone.", stale, c.db.Spec.SecretName))
 	return engine.Wait(0), nil
@@ -351,7 +346,7 @@ func (c *credentialsSync) inSync(ctx context.Context) (engine.Verdict, error) {
 			return engine.Next, err
 		}
 	}
-	setCredentialsCondition(c.s, metav1.ConditionTrue, ReasonCredentialsInSync, inSyncMessage(c.db))
+	setCredentialsCondition(c.s, metav1.ConditionTrue, v1beta1.ReasonCredentialsInSync, inSyncMessage(c.db))
 	return engine.Done(), nil
 }
 
@@ -360,7 +355,7 @@ func (c *credentialsSync) notSuperuser(context.Context) (engine.Verdict, error) 
 	if !c.f.superuser {
 		return engine.Next, nil
 	}
-	setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonSuperuserCredentials, fmt.Sprintf(
+	setCredentialsCondition(c.s, metav1.ConditionFalse, v1beta1.ReasonSuperuserCredentials, fmt.Sprintf(
 		"Secret %s names the superuser %s, whose password Mooring does not change; the database keeps its "+
 			"credentials and bound Apps do not roll. Use another user in that Secret.", c.db.Spec.SecretName, adminUser(c.db.Spec.Engine)))
 	return engine.Wait(0), nil
@@ -373,7 +368,7 @@ func (c *credentialsSync) jobStarted(ctx context.Context) (engine.Verdict, error
 	}
 	db := c.db
 	if c.sts == nil || c.sts.Status.ReadyReplicas == 0 {
-		setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonWaitingForPrimary, fmt.Sprintf(
+		setCredentialsCondition(c.s, metav1.ConditionFalse, v1beta1.ReasonWaitingForPrimary, fmt.Sprintf(
 			"The credentials in Secret %s changed; they are given to the database once its primary is ready. Bound "+
 				"Apps keep revision %d until then.", db.Spec.SecretName, c.rec.Revision))
 		return engine.Wait(0), nil
@@ -381,10 +376,10 @@ func (c *credentialsSync) jobStarted(ctx context.Context) (engine.Verdict, error
 	job := CredentialsJob(db, c.f.credentials)
 	msg := fmt.Sprintf("The credentials in Secret %s changed; Job %s gives them to the database. Bound Apps keep "+
 		"revision %d until it has.", db.Spec.SecretName, job.Name, c.rec.Revision)
-	if _, err := c.s.CreateOnce(ctx, job, engine.Announce(corev1.EventTypeNormal, ReasonCredentialsSyncing, "SyncCredentials", msg)); err != nil {
+	if _, err := c.s.CreateOnce(ctx, job, engine.Announce(corev1.EventTypeNormal, v1beta1.ReasonCredentialsSyncing, "SyncCredentials", msg)); err != nil {
 		return engine.Next, err
 	}
-	setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonCredentialsSyncing, msg)
+	setCredentialsCondition(c.s, metav1.ConditionFalse, v1beta1.ReasonCredentialsSyncing, msg)
 	return engine.Wait(0), nil
 }
 
@@ -395,19 +390,19 @@ func (c *credentialsSync) jobOutcome(ctx context.Context) (engine.Verdict, error
 	switch st := engine.JobPhase(job); st.Phase {
 	case jobstatus.Succeeded:
 		rec.Revision++
-		rec.Hash = job.Annotations[CredentialsHashAnnotation]
-		c.s.Event(corev1.EventTypeNormal, ReasonCredentialsInSync, "SyncCredentials", fmt.Sprintf(
+		rec.Hash = job.Annotations[v1beta1.CredentialsHashAnnotation]
+		c.s.Event(corev1.EventTypeNormal, v1beta1.ReasonCredentialsInSync, "SyncCredentials", fmt.Sprintf(
 			"Job %s gave the database the credentials of Secret %s: revision %d, which bound Apps roll onto.",
 			job.Name, db.Spec.SecretName, rec.Revision))
-		setCredentialsCondition(c.s, metav1.ConditionTrue, ReasonCredentialsInSync, inSyncMessage(db))
+		setCredentialsCondition(c.s, metav1.ConditionTrue, v1beta1.ReasonCredentialsInSync, inSyncMessage(db))
 		return engine.Done(), c.s.Delete(ctx, job)
 	case jobstatus.Failed:
-		setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonCredentialsSyncFailed, fmt.Sprintf(
+		setCredentialsCondition(c.s, metav1.ConditionFalse, v1beta1.ReasonCredentialsSyncFailed, fmt.Sprintf(
 			"Job %s could not give the database the credentials of Secret %s (%s); `kubectl logs job/%s` says why. "+
 				"The database keeps its credentials and bound Apps stay on revision %d. Fix the cause and delete the Job "+
 				"to try again.", job.Name, db.Spec.SecretName, st.Failure(), job.Name, rec.Revision))
 	default:
-		setCredentialsCondition(c.s, metav1.ConditionFalse, ReasonCredentialsSyncing, fmt.Sprintf(
+		setCredentialsCondition(c.s, metav1.ConditionFalse, v1beta1.ReasonCredentialsSyncing, fmt.Sprintf(
 			"Job %s is giving the database the credentials of Secret %s. Bound Apps keep revision %d until it has.",
 			job.Name, db.Spec.SecretName, rec.Revision))
 	}
@@ -434,7 +429,7 @@ func (h Handler) writtenCredentials(ctx context.Context, db *v1beta1.DatabaseClu
 func credentialsJobs(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) ([]batchv1.Job, error) {
 	list := &batchv1.JobList{}
 	labels := engine.Labels(Component, s.Object.Name)
-	labels[CredentialsJobLabel] = credentialsJobValue
+	labels[v1beta1.CredentialsJobLabel] = credentialsJobValue
 	if err := s.Client.List(ctx, list, client.InNamespace(s.Object.Namespace), client.MatchingLabels(labels)); err != nil {
 		return nil, fmt.Errorf("list Jobs: %w", err)
 	}
@@ -450,9 +445,9 @@ func credentialsJobs(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClust
 // setCredentialsCondition sets CredentialsSynced and records one Warning event when it
 // turns False for a reason that needs the user (not on every resync).
 func setCredentialsCondition(s *engine.Scope[*v1beta1.DatabaseCluster], status metav1.ConditionStatus, reason, msg string) {
-	warn := reason == ReasonAdminPasswordChanged || reason == ReasonCredentialsSyncFailed || reason == ReasonSuperuserCredentials
-	if warn && !engine.HasCondition(s.Object, ConditionCredentialsSynced, status, reason) {
+	warn := reason == v1beta1.ReasonAdminPasswordChanged || reason == v1beta1.ReasonCredentialsSyncFailed || reason == v1beta1.ReasonSuperuserCredentials
+	if warn && !engine.HasCondition(s.Object, v1beta1.ConditionCredentialsSynced, status, reason) {
 		s.Event(corev1.EventTypeWarning, reason, "SyncCredentials", msg)
 	}
-	engine.SetCondition(s.Object, ConditionCredentialsSynced, status, reason, msg)
+	engine.SetCondition(s.Object, v1beta1.ConditionCredentialsSynced, status, reason, msg)
 }

@@ -28,7 +28,7 @@ func waitCredentials(t *testing.T, key types.NamespacedName, revision int64, sta
 	t.Helper()
 	got := &v1beta1.DatabaseCluster{}
 	testutil.WaitFor(t, env.Client, key, got, fmt.Sprintf("credentials revision %d, CredentialsSynced=%s %s", revision, status, reason), func(d *v1beta1.DatabaseCluster) error {
-		c := condition(d, database.ConditionCredentialsSynced)
+		c := condition(d, v1beta1.ConditionCredentialsSynced)
 		if d.Status.Credentials == nil || d.Status.Credentials.Revision != revision || c == nil || c.Status != status || c.Reason != reason {
 			return fmt.Errorf("credentials %+v CredentialsSynced %+v", d.Status.Credentials, c)
 		}
@@ -41,7 +41,7 @@ func waitCredentials(t *testing.T, key types.NamespacedName, revision int64, sta
 func credentialsJobs(t *testing.T, ns string) []batchv1.Job {
 	t.Helper()
 	jobs := &batchv1.JobList{}
-	if err := env.Client.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{database.CredentialsJobLabel: "credentials"}); err != nil {
+	if err := env.Client.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{v1beta1.CredentialsJobLabel: "credentials"}); err != nil {
 		t.Fatal(err)
 	}
 	return jobs.Items
@@ -90,7 +90,7 @@ func runningCluster(t *testing.T, ns, name string) (types.NamespacedName, *v1bet
 	key := client.ObjectKeyFromObject(db)
 	testutil.WaitFor(t, env.Client, key, &appsv1.StatefulSet{}, "StatefulSet", func(*appsv1.StatefulSet) error { return nil })
 	testutil.MarkStatefulSetReady(t, env.Client, key)
-	return key, waitCredentials(t, key, 1, metav1.ConditionTrue, database.ReasonCredentialsInSync)
+	return key, waitCredentials(t, key, 1, metav1.ConditionTrue, v1beta1.ReasonCredentialsInSync)
 }
 
 // Changing the password in the credentials Secret changes it in the database, with a
@@ -108,8 +108,8 @@ func TestPasswordRotation(t *testing.T) {
 	const rotated = "rotated-by-hand-Pa55"
 	setPassword(t, ns, "rotate-credentials", rotated)
 	job := waitCredentialsJob(t, ns)
-	waitCredentials(t, key, 1, metav1.ConditionFalse, database.ReasonCredentialsSyncing)
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, database.ReasonCredentialsSyncing, "rotate")
+	waitCredentials(t, key, 1, metav1.ConditionFalse, v1beta1.ReasonCredentialsSyncing)
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, v1beta1.ReasonCredentialsSyncing, "rotate")
 
 	if !metav1.IsControlledBy(job, db) || !strings.HasPrefix(job.Name, "rotate-credentials-") {
 		t.Errorf("Job %s owners %v", job.Name, job.OwnerReferences)
@@ -139,11 +139,11 @@ func TestPasswordRotation(t *testing.T) {
 	}
 
 	testutil.FinishJob(t, env.Client, client.ObjectKeyFromObject(job), true)
-	done := waitCredentials(t, key, 2, metav1.ConditionTrue, database.ReasonCredentialsInSync)
-	if done.Status.Credentials.Hash == first || done.Status.Credentials.Hash != job.Annotations[database.CredentialsHashAnnotation] {
-		t.Errorf("credentials %+v after Job for %s", done.Status.Credentials, job.Annotations[database.CredentialsHashAnnotation])
+	done := waitCredentials(t, key, 2, metav1.ConditionTrue, v1beta1.ReasonCredentialsInSync)
+	if done.Status.Credentials.Hash == first || done.Status.Credentials.Hash != job.Annotations[v1beta1.CredentialsHashAnnotation] {
+		t.Errorf("credentials %+v after Job for %s", done.Status.Credentials, job.Annotations[v1beta1.CredentialsHashAnnotation])
 	}
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, database.ReasonCredentialsInSync, "rotate")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeNormal, v1beta1.ReasonCredentialsInSync, "rotate")
 	testutil.WaitGone(t, env.Client, client.ObjectKeyFromObject(job), &batchv1.Job{}, "the finished credentials Job")
 
 	for _, secret := range []string{rotated, original, admin} {
@@ -194,16 +194,16 @@ func TestPasswordRotationSupersededAndFailed(t *testing.T) {
 		return env.Client.Update(ctx, j)
 	})
 	second := waitCredentialsJob(t, ns, first.Name)
-	if second.Annotations[database.CredentialsHashAnnotation] == first.Annotations[database.CredentialsHashAnnotation] {
+	if second.Annotations[v1beta1.CredentialsHashAnnotation] == first.Annotations[v1beta1.CredentialsHashAnnotation] {
 		t.Fatal("the second Job is for the first password")
 	}
 
 	testutil.FinishJob(t, env.Client, client.ObjectKeyFromObject(second), false)
-	failed := waitCredentials(t, key, 1, metav1.ConditionFalse, database.ReasonCredentialsSyncFailed)
-	if msg := condition(failed, database.ConditionCredentialsSynced).Message; !strings.Contains(msg, second.Name) {
+	failed := waitCredentials(t, key, 1, metav1.ConditionFalse, v1beta1.ReasonCredentialsSyncFailed)
+	if msg := condition(failed, v1beta1.ConditionCredentialsSynced).Message; !strings.Contains(msg, second.Name) {
 		t.Errorf("message %q does not name the Job", msg)
 	}
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonCredentialsSyncFailed, "twice")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, v1beta1.ReasonCredentialsSyncFailed, "twice")
 
 	// Deleting the failed Job tries again.
 	if err := env.Client.Delete(ctx, second, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
@@ -220,7 +220,7 @@ func TestPasswordRotationSupersededAndFailed(t *testing.T) {
 		return nil
 	})
 	testutil.FinishJob(t, env.Client, client.ObjectKeyFromObject(second), true)
-	waitCredentials(t, key, 2, metav1.ConditionTrue, database.ReasonCredentialsInSync)
+	waitCredentials(t, key, 2, metav1.ConditionTrue, v1beta1.ReasonCredentialsInSync)
 }
 
 // A superuser password that changed is reported, not tried: Mooring could not log in,
@@ -230,12 +230,12 @@ func TestAdminPasswordChanged(t *testing.T) {
 	key, _ := runningCluster(t, ns, "guarded")
 	admin := password(t, ns, "guarded-admin")
 	setPassword(t, ns, "guarded-admin", "changed-by-hand")
-	waitCredentials(t, key, 1, metav1.ConditionFalse, database.ReasonAdminPasswordChanged)
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonAdminPasswordChanged, "guarded")
+	waitCredentials(t, key, 1, metav1.ConditionFalse, v1beta1.ReasonAdminPasswordChanged)
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, v1beta1.ReasonAdminPasswordChanged, "guarded")
 
 	setPassword(t, ns, "guarded-credentials", "new-app-Pa55")
 	testutil.Settle(t)
-	waitCredentials(t, key, 1, metav1.ConditionFalse, database.ReasonAdminPasswordChanged)
+	waitCredentials(t, key, 1, metav1.ConditionFalse, v1beta1.ReasonAdminPasswordChanged)
 	if jobs := credentialsJobs(t, ns); len(jobs) != 0 {
 		t.Fatalf("%d credentials Jobs with a changed superuser password", len(jobs))
 	}
@@ -244,7 +244,7 @@ func TestAdminPasswordChanged(t *testing.T) {
 	setPassword(t, ns, "guarded-admin", admin)
 	job := waitCredentialsJob(t, ns)
 	testutil.FinishJob(t, env.Client, client.ObjectKeyFromObject(job), true)
-	waitCredentials(t, key, 2, metav1.ConditionTrue, database.ReasonCredentialsInSync)
+	waitCredentials(t, key, 2, metav1.ConditionTrue, v1beta1.ReasonCredentialsInSync)
 	assertNotLeaked(t, ns, admin)
 }
 
@@ -287,19 +287,19 @@ func TestAdminSecretOfAnExistingCluster(t *testing.T) {
 		}
 		return fmt.Errorf("%d events, none about legacy-admin", len(events.Items))
 	})
-	waitCredentials(t, key, 1, metav1.ConditionTrue, database.ReasonCredentialsInSync)
+	waitCredentials(t, key, 1, metav1.ConditionTrue, v1beta1.ReasonCredentialsInSync)
 
 	if err := env.Client.Delete(ctx, admin); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "SecretReady=False AdminSecretNotFound", func(d *v1beta1.DatabaseCluster) error {
-		c := condition(d, database.ConditionSecretReady)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != database.ReasonAdminSecretNotFound || !strings.Contains(c.Message, "legacy-admin") {
+		c := condition(d, v1beta1.ConditionSecretReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1beta1.ReasonAdminSecretNotFound || !strings.Contains(c.Message, "legacy-admin") {
 			return fmt.Errorf("SecretReady %+v", c)
 		}
 		return nil
 	})
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonAdminSecretNotFound, "legacy")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, v1beta1.ReasonAdminSecretNotFound, "legacy")
 	testutil.Settle(t)
 	if err := env.Client.Get(ctx, adminKey, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("admin Secret made again over data: %v", err)

@@ -29,8 +29,8 @@ func TestCredentialsJob(t *testing.T) {
 		t.Run(string(tt.engine), func(t *testing.T) {
 			db := newDB(tt.engine, func(d *v1beta1.DatabaseCluster) { d.Spec.Version = tt.version })
 			job := CredentialsJob(db, "0123456789abcdef")
-			if job.Name != "orders-credentials-01234567" || job.Annotations[CredentialsHashAnnotation] != "0123456789abcdef" ||
-				job.Labels[CredentialsJobLabel] != "credentials" {
+			if job.Name != "orders-credentials-01234567" || job.Annotations[v1beta1.CredentialsHashAnnotation] != "0123456789abcdef" ||
+				job.Labels[v1beta1.CredentialsJobLabel] != "credentials" {
 				t.Errorf("job %s labels %v annotations %v", job.Name, job.Labels, job.Annotations)
 			}
 			pod := job.Spec.Template

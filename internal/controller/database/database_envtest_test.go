@@ -19,10 +19,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/apimetrics"
 	"github.com/mooringhq/mooring/internal/controller/database"
-	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -139,8 +139,8 @@ func TestUserSecretThatAppearsLater(t *testing.T) {
 	db := createDB(t, ns, "late", v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) { d.Spec.SecretName = "my-creds" })
 	key := client.ObjectKeyFromObject(db)
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "SecretReady=False and phase Pending", func(d *v1beta1.DatabaseCluster) error {
-		c := condition(d, database.ConditionSecretReady)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != database.ReasonSecretNotFound || d.Status.Phase != v1beta1.DatabasePending {
+		c := condition(d, v1beta1.ConditionSecretReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1beta1.ReasonSecretNotFound || d.Status.Phase != v1beta1.DatabasePending {
 			return fmt.Errorf("SecretReady %+v phase %s", c, d.Status.Phase)
 		}
 		if !strings.Contains(c.Message, "my-creds") {
@@ -154,7 +154,7 @@ func TestUserSecretThatAppearsLater(t *testing.T) {
 			return err
 		}
 		for _, e := range events.Items {
-			if e.Type == corev1.EventTypeWarning && e.Reason == database.ReasonSecretNotFound && e.Regarding.Name == "late" {
+			if e.Type == corev1.EventTypeWarning && e.Reason == v1beta1.ReasonSecretNotFound && e.Regarding.Name == "late" {
 				return nil
 			}
 		}
@@ -175,8 +175,8 @@ func TestUserSecretThatAppearsLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "SecretReady=False SecretKeysMissing naming the password key", func(d *v1beta1.DatabaseCluster) error {
-		c := condition(d, database.ConditionSecretReady)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != database.ReasonSecretKeysMissing || d.Status.Phase != v1beta1.DatabasePending {
+		c := condition(d, v1beta1.ConditionSecretReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1beta1.ReasonSecretKeysMissing || d.Status.Phase != v1beta1.DatabasePending {
 			return fmt.Errorf("SecretReady %+v phase %s", c, d.Status.Phase)
 		}
 		if !strings.Contains(c.Message, `has no "password"`) {
@@ -184,7 +184,7 @@ func TestUserSecretThatAppearsLater(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonSecretKeysMissing, "late")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, v1beta1.ReasonSecretKeysMissing, "late")
 	if err := env.Client.Get(ctx, key, &appsv1.StatefulSet{}); err == nil {
 		t.Fatal("StatefulSet created while its Secret has no password")
 	}
@@ -195,7 +195,7 @@ func TestUserSecretThatAppearsLater(t *testing.T) {
 	})
 	testutil.WaitFor(t, env.Client, key, &appsv1.StatefulSet{}, "StatefulSet once the Secret exists", func(*appsv1.StatefulSet) error { return nil })
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "SecretReady=True", func(d *v1beta1.DatabaseCluster) error {
-		if c := condition(d, database.ConditionSecretReady); c == nil || c.Status != metav1.ConditionTrue {
+		if c := condition(d, v1beta1.ConditionSecretReady); c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("SecretReady %+v", c)
 		}
 		return nil
@@ -230,7 +230,7 @@ func TestDatabaseClusterStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "Running with the primary endpoint", func(d *v1beta1.DatabaseCluster) error {
-		ready := condition(d, engine.ConditionReady)
+		ready := condition(d, mooringv1.ConditionReady)
 		if d.Status.Phase != v1beta1.DatabaseRunning || d.Status.ReadyReplicas != 2 || ready == nil || ready.Status != metav1.ConditionTrue ||
 			d.Status.PrimaryEndpoint != "orders."+ns+".svc:3306" || d.Status.ObservedGeneration != d.Generation {
 			return fmt.Errorf("status %+v", d.Status)
@@ -272,12 +272,12 @@ func TestStorageGrowth(t *testing.T) {
 	if err := env.Client.Get(ctx, key, db); err != nil {
 		t.Fatal(err)
 	}
-	if c := condition(db, database.ConditionStorageResized); c != nil {
+	if c := condition(db, v1beta1.ConditionStorageResized); c != nil {
 		t.Fatalf("StorageResized %+v with only a pending claim, want no condition", c)
 	}
 	bindClaim(t, pvc, "1Gi")
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "StorageResized=True at 1Gi", func(d *v1beta1.DatabaseCluster) error {
-		if c := condition(d, database.ConditionStorageResized); c == nil || c.Status != metav1.ConditionTrue {
+		if c := condition(d, v1beta1.ConditionStorageResized); c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("StorageResized %+v", c)
 		}
 		return nil
@@ -318,7 +318,7 @@ func TestStorageGrowth(t *testing.T) {
 		return nil
 	})
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "StorageResized=False while the volume expands", func(d *v1beta1.DatabaseCluster) error {
-		if c := condition(d, database.ConditionStorageResized); c == nil || c.Status != metav1.ConditionFalse {
+		if c := condition(d, v1beta1.ConditionStorageResized); c == nil || c.Status != metav1.ConditionFalse {
 			return fmt.Errorf("StorageResized %+v", c)
 		}
 		return nil
@@ -331,7 +331,7 @@ func TestStorageGrowth(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "StorageResized=True and status.storageSize 2Gi", func(d *v1beta1.DatabaseCluster) error {
-		c := condition(d, database.ConditionStorageResized)
+		c := condition(d, v1beta1.ConditionStorageResized)
 		if c == nil || c.Status != metav1.ConditionTrue || d.Status.StorageSize == nil || d.Status.StorageSize.String() != "2Gi" {
 			return fmt.Errorf("StorageResized %+v storageSize %v", c, d.Status.StorageSize)
 		}

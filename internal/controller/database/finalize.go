@@ -27,33 +27,9 @@ import (
 // +kubebuilder:rbac:groups=mooring.dev,resources=backups,verbs=get;list;watch
 
 const (
-	// FinalSnapshotFinalizer keeps a cluster with deletionPolicy Snapshot until its final
-	// snapshot Job has succeeded.
-	FinalSnapshotFinalizer = "mooring.dev/final-snapshot"
 	// SkipFinalSnapshotAnnotation set to "true" lets a cluster whose final snapshot cannot
 	// be taken be deleted without one (the API's name, which the webhook reads too).
 	SkipFinalSnapshotAnnotation = v1beta1.SkipFinalSnapshotAnnotation
-	// FinalizingUIDAnnotation on a Job that a finalizer creates (the final snapshot, a
-	// Backup's cleanup) holds the UID of the object being finalized. Such a Job has no
-	// owner reference to that object, which is being deleted: under foreground deletion
-	// the garbage collector would delete a dependent as soon as it is created, and
-	// Finalize would create it again for ever. The UID tells the Job from one left by an
-	// earlier object of the same name, whose outcome says nothing about this one.
-	FinalizingUIDAnnotation = "mooring.dev/finalizing-uid"
-	// ConditionFinalSnapshot reports the final snapshot while the cluster is being deleted.
-	ConditionFinalSnapshot = "FinalSnapshot"
-
-	// ReasonSnapshotInProgress and the reasons below are those of ConditionFinalSnapshot.
-	ReasonSnapshotInProgress = "SnapshotInProgress"
-	// ReasonSnapshotFailed says the snapshot Job failed.
-	ReasonSnapshotFailed = "SnapshotFailed"
-	// ReasonSnapshotTaken says the snapshot Job succeeded.
-	ReasonSnapshotTaken = "SnapshotTaken"
-	// ReasonSnapshotSkipped says SkipFinalSnapshotAnnotation gave the snapshot up.
-	ReasonSnapshotSkipped = "SnapshotSkipped"
-	// ReasonNothingToSnapshot says the primary's data PVC does not exist: the cluster went
-	// without a snapshot, as it has no data.
-	ReasonNothingToSnapshot = "NothingToSnapshot"
 
 	// snapshotComponent labels the snapshot's pods and own PVC: not "database", so that
 	// neither the cluster's Services nor its data volume list pick them up.
@@ -113,7 +89,7 @@ func FinalSnapshotClaim(db *v1beta1.DatabaseCluster) *corev1.PersistentVolumeCla
 
 // FinalSnapshotJob dumps the cluster once into vol, as final-snapshot-<name>-<timestamp>.sql.gz.
 // It carries the cluster's labels, which keep it in the cache, and its UID, but no owner
-// reference (FinalizingUIDAnnotation says why).
+// reference (mooringv1.FinalizingUIDAnnotation says why).
 func FinalSnapshotJob(db *v1beta1.DatabaseCluster, vol dump.Volume) *batchv1.Job {
 	template := dump.PodTemplate(dump.Dump{
 		Database: DumpTarget(db), Volume: vol, Prefix: SnapshotPrefix + db.Name + "-",
@@ -122,7 +98,7 @@ func FinalSnapshotJob(db *v1beta1.DatabaseCluster, vol dump.Volume) *batchv1.Job
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: FinalSnapshotJobName(db), Namespace: db.Namespace,
 			Labels:      engine.Labels(Component, db.Name),
-			Annotations: map[string]string{FinalizingUIDAnnotation: string(db.UID)}},
+			Annotations: map[string]string{mooringv1.FinalizingUIDAnnotation: string(db.UID)}},
 		Spec: dump.JobSpec(template),
 	}
 }
@@ -156,9 +132,9 @@ func SnapshotVolume(db *v1beta1.DatabaseCluster, backups []mooringv1.Backup, exi
 // when the cluster is first reconciled, and swapped only when the policy changes.
 func (Handler) Finalizer(db *v1beta1.DatabaseCluster) string {
 	if db.Spec.DeletionPolicy == v1beta1.DeletionSnapshot {
-		return FinalSnapshotFinalizer
+		return v1beta1.FinalSnapshotFinalizer
 	}
-	return VolumesFinalizer
+	return v1beta1.VolumesFinalizer
 }
 
 // Finalize first makes the live StatefulSet and PVCs keep the data volumes when the spec
@@ -214,14 +190,14 @@ func (f *finalSnapshot) notSkipped(context.Context) (engine.Verdict, error) {
 	if f.db.Annotations[SkipFinalSnapshotAnnotation] != "true" {
 		return engine.Next, nil
 	}
-	f.s.Event(corev1.EventTypeWarning, ReasonSnapshotSkipped, "Finalize",
+	f.s.Event(corev1.EventTypeWarning, v1beta1.ReasonSnapshotSkipped, "Finalize",
 		"Deleted without a final snapshot, as the "+SkipFinalSnapshotAnnotation+" annotation asks.")
 	return engine.Done(), nil
 }
 
 // notTakenYet lets the cluster go once an earlier reconcile recorded the snapshot.
 func (f *finalSnapshot) notTakenYet(context.Context) (engine.Verdict, error) {
-	if engine.HasCondition(f.db, ConditionFinalSnapshot, metav1.ConditionTrue, ReasonSnapshotTaken) {
+	if engine.HasCondition(f.db, v1beta1.ConditionFinalSnapshot, metav1.ConditionTrue, v1beta1.ReasonSnapshotTaken) {
 		return engine.Done(), nil
 	}
 	return engine.Next, nil
@@ -243,7 +219,7 @@ func (f *finalSnapshot) jobStarted(ctx context.Context) (engine.Verdict, error) 
 		return engine.Next, err
 	}
 	if !exists {
-		f.s.Event(corev1.EventTypeWarning, ReasonNothingToSnapshot, "Finalize", fmt.Sprintf(
+		f.s.Event(corev1.EventTypeWarning, v1beta1.ReasonNothingToSnapshot, "Finalize", fmt.Sprintf(
 			"Deleted without a final snapshot: the primary's data volume (PVC %s) does not exist, so there is nothing to snapshot.", claim))
 		return engine.Done(), nil
 	}
@@ -276,19 +252,19 @@ func (f *finalSnapshot) jobOutcome(context.Context) (engine.Verdict, error) {
 		// go. Deleted at once, a finalizer patch that then failed (an optimistic-lock
 		// conflict, say) would find no Job on the retry and take the snapshot again.
 		text := fmt.Sprintf("Final snapshot written by Job %s to %s; deleting the cluster.", job.Name, where)
-		f.s.Event(corev1.EventTypeNormal, ReasonSnapshotTaken, "Finalize", text)
-		setDeleting(db, metav1.ConditionTrue, ReasonSnapshotTaken, text)
+		f.s.Event(corev1.EventTypeNormal, v1beta1.ReasonSnapshotTaken, "Finalize", text)
+		setDeleting(db, metav1.ConditionTrue, v1beta1.ReasonSnapshotTaken, text)
 		return engine.Wait(lookAgain), nil
 	case jobstatus.Failed:
 		text := fmt.Sprintf("Final snapshot Job %s failed (%s). The cluster is kept until a snapshot succeeds: "+
 			"fix the cause and delete the Job to try again, or annotate %s=true to delete without a snapshot.",
 			job.Name, st.Failure(), SkipFinalSnapshotAnnotation)
-		if !engine.HasCondition(db, ConditionFinalSnapshot, metav1.ConditionFalse, ReasonSnapshotFailed) {
-			f.s.Event(corev1.EventTypeWarning, ReasonSnapshotFailed, "Finalize", text)
+		if !engine.HasCondition(db, v1beta1.ConditionFinalSnapshot, metav1.ConditionFalse, v1beta1.ReasonSnapshotFailed) {
+			f.s.Event(corev1.EventTypeWarning, v1beta1.ReasonSnapshotFailed, "Finalize", text)
 		}
-		setDeleting(db, metav1.ConditionFalse, ReasonSnapshotFailed, text)
+		setDeleting(db, metav1.ConditionFalse, v1beta1.ReasonSnapshotFailed, text)
 	default:
-		setDeleting(db, metav1.ConditionUnknown, ReasonSnapshotInProgress, fmt.Sprintf(
+		setDeleting(db, metav1.ConditionUnknown, v1beta1.ReasonSnapshotInProgress, fmt.Sprintf(
 			"Waiting for final snapshot Job %s to write to %s before the cluster is deleted.", job.Name, where))
 	}
 	return engine.Wait(snapshotPoll), nil
@@ -298,7 +274,7 @@ func (f *finalSnapshot) jobOutcome(context.Context) (engine.Verdict, error) {
 // one of the same name): it carries the cluster's UID, or, made by an earlier version of
 // Mooring, the cluster's controller reference.
 func isFinalSnapshotJobOf(job *batchv1.Job, db *v1beta1.DatabaseCluster) bool {
-	return job.Annotations[FinalizingUIDAnnotation] == string(db.UID) || metav1.IsControlledBy(job, db)
+	return job.Annotations[mooringv1.FinalizingUIDAnnotation] == string(db.UID) || metav1.IsControlledBy(job, db)
 }
 
 // release lets the cluster go, and its snapshot Job with it if one was started: nothing
@@ -375,7 +351,7 @@ func (h Handler) startFinalSnapshot(ctx context.Context, s *engine.Scope[*v1beta
 		// The cache has not seen it yet (the next poll reads it), or it is not Mooring's.
 		return h.checkJobIsMooring(ctx, job)
 	}
-	setDeleting(db, metav1.ConditionUnknown, ReasonSnapshotInProgress, text)
+	setDeleting(db, metav1.ConditionUnknown, v1beta1.ReasonSnapshotInProgress, text)
 	return nil
 }
 
@@ -390,7 +366,7 @@ func (h Handler) checkJobIsMooring(ctx context.Context, job *batchv1.Job) error 
 	if err := h.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if live.Labels[engine.InstanceLabel] != job.Labels[engine.InstanceLabel] || live.Labels[engine.ComponentLabel] != Component {
+	if live.Labels[mooringv1.InstanceLabel] != job.Labels[mooringv1.InstanceLabel] || live.Labels[mooringv1.ComponentLabel] != Component {
 		return fmt.Errorf("job %s exists and was not created by Mooring for this cluster; delete it so the final snapshot can be taken", job.Name)
 	}
 	return nil
@@ -398,8 +374,8 @@ func (h Handler) checkJobIsMooring(ctx context.Context, job *batchv1.Job) error 
 
 // setDeleting reports what deletion waits for, in FinalSnapshot and in Ready.
 func setDeleting(db *v1beta1.DatabaseCluster, status metav1.ConditionStatus, reason, msg string) {
-	engine.SetCondition(db, ConditionFinalSnapshot, status, reason, msg)
-	engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, engine.ReasonDeleting, msg)
+	engine.SetCondition(db, v1beta1.ConditionFinalSnapshot, status, reason, msg)
+	engine.SetCondition(db, mooringv1.ConditionReady, metav1.ConditionFalse, mooringv1.ReasonDeleting, msg)
 }
 
 // describeVolume says where a dump Job writes: "PVC x, directory /d".

@@ -18,7 +18,6 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/database"
-	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -66,7 +65,7 @@ func bindClaim(t *testing.T, pvc *corev1.PersistentVolumeClaim, size string) {
 func waitForSnapshotFinalizer(t *testing.T, key client.ObjectKey) {
 	t.Helper()
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "final-snapshot finalizer", func(d *v1beta1.DatabaseCluster) error {
-		if !slicesContains(d.Finalizers, database.FinalSnapshotFinalizer) {
+		if !slicesContains(d.Finalizers, v1beta1.FinalSnapshotFinalizer) {
 			return fmt.Errorf("finalizers %v", d.Finalizers)
 		}
 		return nil
@@ -113,7 +112,7 @@ func TestFinalSnapshotIntoBackupVolume(t *testing.T) {
 	testutil.WaitFor(t, env.Client, jobKey, job, "final snapshot Job", func(*batchv1.Job) error { return nil })
 	// No owner reference to the cluster being deleted, which the garbage collector would
 	// follow under foreground deletion: the cluster's UID says whose Job it is.
-	if len(job.OwnerReferences) != 0 || job.Annotations[database.FinalizingUIDAnnotation] != string(db.UID) {
+	if len(job.OwnerReferences) != 0 || job.Annotations[mooringv1.FinalizingUIDAnnotation] != string(db.UID) {
 		t.Errorf("snapshot Job owners %v annotations %v, want no owner and the cluster's UID", job.OwnerReferences, job.Annotations)
 	}
 	if claim := job.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName; claim != "nightly-storage" ||
@@ -122,8 +121,8 @@ func TestFinalSnapshotIntoBackupVolume(t *testing.T) {
 			claim, jobEnv(job, "BACKUP_DIR"), jobEnv(job, "DUMP_PREFIX"), jobEnv(job, "KEEP_LAST"))
 	}
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "phase Deleting, FinalSnapshot in progress", func(d *v1beta1.DatabaseCluster) error {
-		c := condition(d, database.ConditionFinalSnapshot)
-		if d.Status.Phase != v1beta1.DatabaseDeleting || c == nil || c.Reason != database.ReasonSnapshotInProgress || !strings.Contains(c.Message, jobKey.Name) {
+		c := condition(d, v1beta1.ConditionFinalSnapshot)
+		if d.Status.Phase != v1beta1.DatabaseDeleting || c == nil || c.Reason != v1beta1.ReasonSnapshotInProgress || !strings.Contains(c.Message, jobKey.Name) {
 			return fmt.Errorf("phase %s FinalSnapshot %+v", d.Status.Phase, c)
 		}
 		return nil
@@ -199,11 +198,11 @@ func TestFinalSnapshotFailureAndSkip(t *testing.T) {
 		})
 
 	testutil.FinishJob(t, env.Client, jobKey, false)
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonSnapshotFailed, "legacy")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, v1beta1.ReasonSnapshotFailed, "legacy")
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "FinalSnapshot=False naming the way out", func(d *v1beta1.DatabaseCluster) error {
-		c := condition(d, database.ConditionFinalSnapshot)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != database.ReasonSnapshotFailed ||
-			!strings.Contains(c.Message, database.SkipFinalSnapshotAnnotation) || !slicesContains(d.Finalizers, database.FinalSnapshotFinalizer) {
+		c := condition(d, v1beta1.ConditionFinalSnapshot)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1beta1.ReasonSnapshotFailed ||
+			!strings.Contains(c.Message, database.SkipFinalSnapshotAnnotation) || !slicesContains(d.Finalizers, v1beta1.FinalSnapshotFinalizer) {
 			return fmt.Errorf("FinalSnapshot %+v finalizers %v", c, d.Finalizers)
 		}
 		return nil
@@ -235,7 +234,7 @@ func TestFinalizerPerDeletionPolicy(t *testing.T) {
 		db := createDB(t, ns, strings.ToLower(string(policy)), v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) { d.Spec.DeletionPolicy = policy })
 		key := client.ObjectKeyFromObject(db)
 		testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, string(policy)+": the volumes finalizer", func(d *v1beta1.DatabaseCluster) error {
-			if len(d.Finalizers) != 1 || d.Finalizers[0] != database.VolumesFinalizer {
+			if len(d.Finalizers) != 1 || d.Finalizers[0] != v1beta1.VolumesFinalizer {
 				return fmt.Errorf("finalizers %v", d.Finalizers)
 			}
 			return nil
@@ -253,7 +252,7 @@ func TestFinalizerPerDeletionPolicy(t *testing.T) {
 	for _, step := range []struct {
 		policy v1beta1.DeletionPolicy
 		want   string
-	}{{v1beta1.DeletionSnapshot, database.FinalSnapshotFinalizer}, {v1beta1.DeletionRetain, database.VolumesFinalizer}} {
+	}{{v1beta1.DeletionSnapshot, v1beta1.FinalSnapshotFinalizer}, {v1beta1.DeletionRetain, v1beta1.VolumesFinalizer}} {
 		testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) { d.Spec.DeletionPolicy = step.policy })
 		testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, fmt.Sprintf("finalizer %s under %s", step.want, step.policy), func(d *v1beta1.DatabaseCluster) error {
 			if len(d.Finalizers) != 1 || d.Finalizers[0] != step.want {
@@ -306,17 +305,17 @@ func TestRetainHonouredAtDeletion(t *testing.T) {
 			}
 			giveClaimToStatefulSet(t, sts, pvc)
 			testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the volumes finalizer", func(d *v1beta1.DatabaseCluster) error {
-				if !slicesContains(d.Finalizers, database.VolumesFinalizer) {
+				if !slicesContains(d.Finalizers, v1beta1.VolumesFinalizer) {
 					return fmt.Errorf("finalizers %v", d.Finalizers)
 				}
 				return nil
 			})
 			if paused {
 				testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) {
-					d.Annotations = map[string]string{engine.PausedAnnotation: "true"}
+					d.Annotations = map[string]string{mooringv1.PausedAnnotation: "true"}
 				})
 				testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "Paused", func(d *v1beta1.DatabaseCluster) error {
-					if c := condition(d, engine.ConditionPaused); c == nil || c.Status != metav1.ConditionTrue {
+					if c := condition(d, mooringv1.ConditionPaused); c == nil || c.Status != metav1.ConditionTrue {
 						return fmt.Errorf("Paused %+v", c)
 					}
 					return nil
@@ -359,7 +358,7 @@ func TestDeletePolicyLeavesVolumesToTheStatefulSet(t *testing.T) {
 	sts, pvc := createDataClaim(t, db)
 	giveClaimToStatefulSet(t, sts, pvc)
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the volumes finalizer", func(d *v1beta1.DatabaseCluster) error {
-		if !slicesContains(d.Finalizers, database.VolumesFinalizer) {
+		if !slicesContains(d.Finalizers, v1beta1.VolumesFinalizer) {
 			return fmt.Errorf("finalizers %v", d.Finalizers)
 		}
 		return nil
@@ -388,7 +387,7 @@ func TestFinalSnapshotWithoutData(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitGone(t, env.Client, key, &v1beta1.DatabaseCluster{}, "the cluster deleted without data to snapshot")
-	e := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonNothingToSnapshot, "empty")
+	e := testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, v1beta1.ReasonNothingToSnapshot, "empty")
 	if !strings.Contains(e.Note, "data-empty-0") {
 		t.Errorf("event %q does not name the missing PVC", e.Note)
 	}

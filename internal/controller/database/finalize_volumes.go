@@ -24,15 +24,6 @@ import (
 // Delete and the data would go. So every cluster carries a finalizer, and before it is
 // released the volumes are made safe from the live objects, whatever Sync got to do.
 
-// VolumesFinalizer holds a cluster with deletionPolicy Retain or Delete until its data
-// volumes are protected as the policy says. Delete needs it too: the policy may be changed
-// to Retain right before the deletion, faster than the finalizer could be swapped.
-const VolumesFinalizer = "mooring.dev/volumes"
-
-// ReasonVolumesKept is the Warning event of a cluster with deletionPolicy Delete whose
-// StatefulSet still kept its volumes when it was deleted: they stay, to be deleted by hand.
-const ReasonVolumesKept = "VolumesKept"
-
 // retention is the StatefulSet's whenDeleted policy; unset is Retain, the API's default.
 func retention(sts *appsv1.StatefulSet) appsv1.PersistentVolumeClaimRetentionPolicyType {
 	if p := sts.Spec.PersistentVolumeClaimRetentionPolicy; p != nil && p.WhenDeleted != "" {
@@ -61,7 +52,7 @@ func (h Handler) protectVolumes(ctx context.Context, s *engine.Scope[*v1beta1.Da
 		// Volumes are never deleted by Mooring itself: a StatefulSet that still keeps them
 		// (the change to Delete was never applied) leaves them, and the user is told.
 		if found && retention(sts) == appsv1.RetainPersistentVolumeClaimRetentionPolicyType {
-			s.Event(corev1.EventTypeWarning, ReasonVolumesKept, "Finalize", fmt.Sprintf(
+			s.Event(corev1.EventTypeWarning, v1beta1.ReasonVolumesKept, "Finalize", fmt.Sprintf(
 				"deletionPolicy is Delete, but StatefulSet %s still kept its volumes (the change was not applied before the deletion): "+
 					"the PVCs %s-%s-* are kept; delete them by hand if the data is not wanted.", sts.Name, DataVolume, db.Name))
 		}

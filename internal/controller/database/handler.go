@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
 )
@@ -135,7 +136,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		return ctrl.Result{}, h.syncCredentials(ctx, s, live)
 	}
 	// The condition exists only while there is something to do.
-	apimeta.RemoveStatusCondition(&db.Status.Conditions, ConditionMigrationNeeded)
+	apimeta.RemoveStatusCondition(&db.Status.Conditions, v1beta1.ConditionMigrationNeeded)
 	var res ctrl.Result
 	if resize.refused {
 		res.RequeueAfter = resizeRetryInterval // StorageResized=False/ResizeForbidden stays
@@ -155,7 +156,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		// Applications must not start on a database that is still being filled: the
 		// cluster is not Running (bindings wait for it) until its dump is loaded.
 		db.Status.Phase = v1beta1.DatabaseNotReady
-		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonRestoring,
+		engine.SetCondition(db, mooringv1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonRestoring,
 			"The cluster's data is not restored yet; the Restored condition says how far it is.")
 	}
 	again, err := h.observeInstances(ctx, s)
@@ -196,18 +197,18 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 	clustersUsingSecret := engine.EnqueueByIndex(c, func() client.ObjectList { return &v1beta1.DatabaseClusterList{} }, SecretNameField)
 	clusterOfClaim := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		l := o.GetLabels()
-		if l[engine.ComponentLabel] != Component || l[engine.InstanceLabel] == "" {
+		if l[mooringv1.ComponentLabel] != Component || l[mooringv1.InstanceLabel] == "" {
 			return nil
 		}
-		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: l[engine.InstanceLabel]}}}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: l[mooringv1.InstanceLabel]}}}
 	})
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	// The superuser Secret is found by its name and labels, which name its cluster.
 	clusterOfAdminSecret := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		l := o.GetLabels()
-		name := l[engine.InstanceLabel]
-		if l[engine.ComponentLabel] != Component || name == "" || o.GetName() != name+"-admin" {
+		name := l[mooringv1.InstanceLabel]
+		if l[mooringv1.ComponentLabel] != Component || name == "" || o.GetName() != name+"-admin" {
 			return nil
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}

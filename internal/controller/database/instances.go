@@ -24,27 +24,6 @@ import (
 )
 
 const (
-	// ConditionReplicationHealthy is True when every replica streams from the primary
-	// and is no further behind than the lag limits below.
-	ConditionReplicationHealthy = "ReplicationHealthy"
-	// ConditionInstancesHealthy is False while an instance manager keeps its server down
-	// for a cause it names (an image without the server, a data directory of another
-	// major version, a full volume).
-	ConditionInstancesHealthy = "InstancesHealthy"
-)
-
-// Reasons of ReplicationHealthy and InstancesHealthy (whose False reasons are the
-// instance manager's faults).
-const (
-	ReasonReplicasStreaming   = "ReplicasStreaming"
-	ReasonNoReplicas          = "NoReplicas"
-	ReasonReplicaNotStreaming = "ReplicaNotStreaming"
-	ReasonReplicaLagging      = "ReplicaLagging"
-	ReasonReplicaUnknown      = "ReplicaUnknown"
-	ReasonInstancesRunning    = "InstancesRunning"
-)
-
-const (
 	// maxLagBytes and maxGTIDGap: a replica further behind counts as lagging.
 	maxLagBytes = 64 << 20
 	maxGTIDGap  = 1000
@@ -216,19 +195,19 @@ func setInstanceConditions(s *engine.Scope[*v1beta1.DatabaseCluster]) bool {
 		}
 	}
 	if len(faults) > 0 {
-		setWarned(s, ConditionInstancesHealthy, metav1.ConditionFalse, faultReason, strings.Join(faults, " "))
+		setWarned(s, v1beta1.ConditionInstancesHealthy, metav1.ConditionFalse, faultReason, strings.Join(faults, " "))
 	} else {
-		engine.SetCondition(db, ConditionInstancesHealthy, metav1.ConditionTrue, ReasonInstancesRunning, "No instance reports a fault.")
+		engine.SetCondition(db, v1beta1.ConditionInstancesHealthy, metav1.ConditionTrue, v1beta1.ReasonInstancesRunning, "No instance reports a fault.")
 	}
 
 	status, reason, msg := replicationHealth(db)
 	if status == metav1.ConditionFalse {
-		setWarned(s, ConditionReplicationHealthy, status, reason, msg)
+		setWarned(s, v1beta1.ConditionReplicationHealthy, status, reason, msg)
 	} else {
-		if status == metav1.ConditionTrue && apimeta.IsStatusConditionFalse(db.Status.Conditions, ConditionReplicationHealthy) {
+		if status == metav1.ConditionTrue && apimeta.IsStatusConditionFalse(db.Status.Conditions, v1beta1.ConditionReplicationHealthy) {
 			s.Event(corev1.EventTypeNormal, reason, "Replication", msg)
 		}
-		engine.SetCondition(db, ConditionReplicationHealthy, status, reason, msg)
+		engine.SetCondition(db, v1beta1.ConditionReplicationHealthy, status, reason, msg)
 	}
 	return len(faults) > 0 || status != metav1.ConditionTrue
 }
@@ -255,7 +234,7 @@ func isFaultReason(r string) bool {
 func replicationHealth(db *v1beta1.DatabaseCluster) (metav1.ConditionStatus, string, string) {
 	want := max(db.Spec.ReplicaCount, 1)
 	if want == 1 {
-		return metav1.ConditionTrue, ReasonNoReplicas, "The cluster has no replicas."
+		return metav1.ConditionTrue, v1beta1.ReasonNoReplicas, "The cluster has no replicas."
 	}
 	var notStreaming, lagging, unknown []string
 	seen := 0
@@ -277,11 +256,11 @@ func replicationHealth(db *v1beta1.DatabaseCluster) (metav1.ConditionStatus, str
 	}
 	switch {
 	case len(notStreaming) > 0:
-		return metav1.ConditionFalse, ReasonReplicaNotStreaming, "Replicas not streaming from the primary: " + strings.Join(notStreaming, ", ") + "."
+		return metav1.ConditionFalse, v1beta1.ReasonReplicaNotStreaming, "Replicas not streaming from the primary: " + strings.Join(notStreaming, ", ") + "."
 	case len(lagging) > 0:
-		return metav1.ConditionFalse, ReasonReplicaLagging, "Replicas behind the primary: " + strings.Join(lagging, ", ") + "."
+		return metav1.ConditionFalse, v1beta1.ReasonReplicaLagging, "Replicas behind the primary: " + strings.Join(lagging, ", ") + "."
 	case len(unknown) > 0 || int32(seen) < want-1:
-		return metav1.ConditionUnknown, ReasonReplicaUnknown, fmt.Sprintf("%d of %d replicas report their position; waiting for %v.", seen-len(unknown), want-1, unknown)
+		return metav1.ConditionUnknown, v1beta1.ReasonReplicaUnknown, fmt.Sprintf("%d of %d replicas report their position; waiting for %v.", seen-len(unknown), want-1, unknown)
 	}
-	return metav1.ConditionTrue, ReasonReplicasStreaming, fmt.Sprintf("%d replicas stream from the primary and are caught up.", want-1)
+	return metav1.ConditionTrue, v1beta1.ReasonReplicasStreaming, fmt.Sprintf("%d replicas stream from the primary and are caught up.", want-1)
 }

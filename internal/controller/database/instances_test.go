@@ -66,11 +66,11 @@ func TestReplicationHealth(t *testing.T) {
 		reason    string
 		mentions  string
 	}{
-		"no replicas":   {1, []v1beta1.InstanceStatus{primary}, metav1.ConditionTrue, ReasonNoReplicas, ""},
-		"caught up":     {3, []v1beta1.InstanceStatus{primary, replica("orders-1", 0, ""), replica("orders-2", 100, "")}, metav1.ConditionTrue, ReasonReplicasStreaming, ""},
-		"broken":        {3, []v1beta1.InstanceStatus{primary, replica("orders-1", 0, ""), replica("orders-2", 0, "Not streaming from the primary.")}, metav1.ConditionFalse, ReasonReplicaNotStreaming, "orders-2"},
-		"behind":        {2, []v1beta1.InstanceStatus{primary, replica("orders-1", maxLagBytes+1, "")}, metav1.ConditionFalse, ReasonReplicaLagging, "orders-1"},
-		"not yet there": {3, []v1beta1.InstanceStatus{primary, replica("orders-1", 0, "")}, metav1.ConditionUnknown, ReasonReplicaUnknown, "1 of 2"},
+		"no replicas":   {1, []v1beta1.InstanceStatus{primary}, metav1.ConditionTrue, v1beta1.ReasonNoReplicas, ""},
+		"caught up":     {3, []v1beta1.InstanceStatus{primary, replica("orders-1", 0, ""), replica("orders-2", 100, "")}, metav1.ConditionTrue, v1beta1.ReasonReplicasStreaming, ""},
+		"broken":        {3, []v1beta1.InstanceStatus{primary, replica("orders-1", 0, ""), replica("orders-2", 0, "Not streaming from the primary.")}, metav1.ConditionFalse, v1beta1.ReasonReplicaNotStreaming, "orders-2"},
+		"behind":        {2, []v1beta1.InstanceStatus{primary, replica("orders-1", maxLagBytes+1, "")}, metav1.ConditionFalse, v1beta1.ReasonReplicaLagging, "orders-1"},
+		"not yet there": {3, []v1beta1.InstanceStatus{primary, replica("orders-1", 0, "")}, metav1.ConditionUnknown, v1beta1.ReasonReplicaUnknown, "1 of 2"},
 	} {
 		db := newDB(v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) { d.Spec.ReplicaCount = c.replicas })
 		db.Status.Instances = c.instances

@@ -11,14 +11,6 @@ import (
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
-const (
-	// ConditionMigrationNeeded is True on a cluster made by a release that ran the
-	// Bitnami images: Mooring keeps its StatefulSet as it is and says how to move.
-	ConditionMigrationNeeded = "MigrationNeeded"
-	// ReasonBitnamiLayout says the cluster's data is in the Bitnami images' layout.
-	ReasonBitnamiLayout = "BitnamiLayout"
-)
-
 // isBitnamiStatefulSet tells a StatefulSet of a release before the instance manager: its
 // pods run a Bitnami image or its entrypoint. Such a cluster's data directory is in the
 // Bitnami layout (/bitnami/<engine>/data, user 1001), which the new pods would neither
@@ -47,9 +39,9 @@ func legacyMessage(db *v1beta1.DatabaseCluster) string {
 func keepLegacy(s *engine.Scope[*v1beta1.DatabaseCluster], live *appsv1.StatefulSet) {
 	db := s.Object
 	msg := legacyMessage(db)
-	if !engine.HasCondition(db, ConditionMigrationNeeded, metav1.ConditionTrue, ReasonBitnamiLayout) {
-		s.Event(corev1.EventTypeWarning, ReasonBitnamiLayout, "Migrate", msg)
+	if !engine.HasCondition(db, v1beta1.ConditionMigrationNeeded, metav1.ConditionTrue, v1beta1.ReasonBitnamiLayout) {
+		s.Event(corev1.EventTypeWarning, v1beta1.ReasonBitnamiLayout, "Migrate", msg)
 	}
-	engine.SetCondition(db, ConditionMigrationNeeded, metav1.ConditionTrue, ReasonBitnamiLayout, msg)
+	engine.SetCondition(db, v1beta1.ConditionMigrationNeeded, metav1.ConditionTrue, v1beta1.ReasonBitnamiLayout, msg)
 	deriveStatus(db, live, true)
 }

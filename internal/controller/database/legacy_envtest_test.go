@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
-	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -33,13 +32,13 @@ func TestBitnamiClusterKeptAsItIs(t *testing.T) {
 	})
 	live := &v1beta1.DatabaseCluster{}
 	testutil.WaitFor(t, env.Client, key, live, "MigrationNeeded True", func(d *v1beta1.DatabaseCluster) error {
-		c := condition(d, database.ConditionMigrationNeeded)
-		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != database.ReasonBitnamiLayout {
+		c := condition(d, v1beta1.ConditionMigrationNeeded)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1beta1.ReasonBitnamiLayout {
 			return fmt.Errorf("MigrationNeeded %+v", c)
 		}
 		return nil
 	})
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonBitnamiLayout, db.Name)
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, v1beta1.ReasonBitnamiLayout, db.Name)
 	// A later change to the spec still leaves the old StatefulSet alone.
 	testutil.Update(t, env.Client, key, live, func(d *v1beta1.DatabaseCluster) { d.Spec.ReplicaCount = 3 })
 	testutil.Settle(t)
@@ -55,7 +54,7 @@ func TestBitnamiClusterKeptAsItIs(t *testing.T) {
 		if d.Status.ObservedGeneration == 0 {
 			return fmt.Errorf("not reconciled yet")
 		}
-		if c := condition(d, database.ConditionMigrationNeeded); c != nil {
+		if c := condition(d, v1beta1.ConditionMigrationNeeded); c != nil {
 			return fmt.Errorf("MigrationNeeded %+v on a current cluster", c)
 		}
 		return nil

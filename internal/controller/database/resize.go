@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
 )
@@ -83,10 +84,10 @@ func (h Handler) growStorage(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 			msg := fmt.Sprintf("Cannot grow the data volumes from %s to %s: the API server refused to expand PVC %s (%v). "+
 				"The StatefulSet keeps %s. Allow volume expansion on %s (allowVolumeExpansion: true); Mooring tries again "+
 				"within %s, or at once when a reconcile is requested.", have.String(), want.String(), pvc.Name, err, have.String(), class, resizeRetryInterval)
-			if !engine.HasCondition(db, ConditionStorageResized, metav1.ConditionFalse, ReasonResizeForbidden) {
-				s.Event(corev1.EventTypeWarning, ReasonResizeForbidden, "Resize", msg)
+			if !engine.HasCondition(db, v1beta1.ConditionStorageResized, metav1.ConditionFalse, v1beta1.ReasonResizeForbidden) {
+				s.Event(corev1.EventTypeWarning, v1beta1.ReasonResizeForbidden, "Resize", msg)
 			}
-			engine.SetCondition(db, ConditionStorageResized, metav1.ConditionFalse, ReasonResizeForbidden, msg)
+			engine.SetCondition(db, v1beta1.ConditionStorageResized, metav1.ConditionFalse, v1beta1.ReasonResizeForbidden, msg)
 			return refused, nil
 		}
 		if err != nil {
@@ -99,8 +100,8 @@ func (h Handler) growStorage(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 	}
 	msg := fmt.Sprintf("Growing data volumes from %s to %s: %d PVCs expanded, StatefulSet re-created with its pods kept.",
 		have.String(), want.String(), len(pvcs))
-	s.Event(corev1.EventTypeNormal, ReasonResizing, "Resize", msg)
-	engine.SetCondition(db, ConditionStorageResized, metav1.ConditionFalse, ReasonResizing, msg)
+	s.Event(corev1.EventTypeNormal, v1beta1.ReasonResizing, "Resize", msg)
+	engine.SetCondition(db, v1beta1.ConditionStorageResized, metav1.ConditionFalse, v1beta1.ReasonResizing, msg)
 	return resizeResult{recreating: true}, nil
 }
 
@@ -120,7 +121,7 @@ type resizeAttempt struct {
 }
 
 func attemptOf(db *v1beta1.DatabaseCluster, want resource.Quantity) resizeAttempt {
-	return resizeAttempt{generation: db.Generation, want: want.String(), requested: db.Annotations[engine.ReconcileRequestedAnnotation]}
+	return resizeAttempt{generation: db.Generation, want: want.String(), requested: db.Annotations[mooringv1.ReconcileRequestedAnnotation]}
 }
 
 func (r *ResizeAttempts) refusedRecently(db *v1beta1.DatabaseCluster, want resource.Quantity) bool {
@@ -193,10 +194,10 @@ func storageStatus(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster
 	case bound == 0:
 		// Nothing bound yet: nothing to report about resizing.
 	case waiting > 0:
-		engine.SetCondition(db, ConditionStorageResized, metav1.ConditionFalse, ReasonExpanding, fmt.Sprintf(
+		engine.SetCondition(db, v1beta1.ConditionStorageResized, metav1.ConditionFalse, v1beta1.ReasonExpanding, fmt.Sprintf(
 			"%d of %d data volumes are not yet %s; the storage class must allow volume expansion.", waiting, bound, want.String()))
 	default:
-		engine.SetCondition(db, ConditionStorageResized, metav1.ConditionTrue, ReasonResized,
+		engine.SetCondition(db, v1beta1.ConditionStorageResized, metav1.ConditionTrue, v1beta1.ReasonResized,
 			fmt.Sprintf("All %d data volumes have %s.", bound, want.String()))
 		db.Status.StorageSize = &want
 	}

@@ -13,9 +13,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/database"
-	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -45,8 +45,8 @@ func TestStorageGrowthForbidden(t *testing.T) {
 		d.Spec.ReplicaCount = 2
 	})
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "StorageResized=False ResizeForbidden naming the class", func(d *v1beta1.DatabaseCluster) error {
-		c := condition(d, database.ConditionStorageResized)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != database.ReasonResizeForbidden || !strings.Contains(c.Message, sc.Name) {
+		c := condition(d, v1beta1.ConditionStorageResized)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1beta1.ReasonResizeForbidden || !strings.Contains(c.Message, sc.Name) {
 			return fmt.Errorf("StorageResized %+v", c)
 		}
 		if d.Status.ObservedGeneration != d.Generation || d.Status.Phase == v1beta1.DatabaseError {
@@ -54,7 +54,7 @@ func TestStorageGrowthForbidden(t *testing.T) {
 		}
 		return nil
 	})
-	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonResizeForbidden, "stuck")
+	testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, v1beta1.ReasonResizeForbidden, "stuck")
 	testutil.WaitFor(t, env.Client, key, sts, "StatefulSet scaled to 2, same object, 1Gi template", func(s *appsv1.StatefulSet) error {
 		size := s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]
 		if *s.Spec.Replicas != 2 || s.UID != oldUID || size.String() != "1Gi" {
@@ -74,7 +74,7 @@ func TestStorageGrowthForbidden(t *testing.T) {
 		c.AllowVolumeExpansion = ptr.To(true)
 	})
 	testutil.Update(t, env.Client, key, &v1beta1.DatabaseCluster{}, func(d *v1beta1.DatabaseCluster) {
-		d.Annotations = map[string]string{engine.ReconcileRequestedAnnotation: "now"}
+		d.Annotations = map[string]string{mooringv1.ReconcileRequestedAnnotation: "now"}
 	})
 	testutil.WaitFor(t, env.Client, client.ObjectKeyFromObject(pvc), &corev1.PersistentVolumeClaim{}, "PVC request grown to 2Gi", func(p *corev1.PersistentVolumeClaim) error {
 		if got := p.Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "2Gi" {
@@ -83,7 +83,7 @@ func TestStorageGrowthForbidden(t *testing.T) {
 		return nil
 	})
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "StorageResized=False Resizing", func(d *v1beta1.DatabaseCluster) error {
-		if c := condition(d, database.ConditionStorageResized); c == nil || c.Reason != database.ReasonResizing {
+		if c := condition(d, v1beta1.ConditionStorageResized); c == nil || c.Reason != v1beta1.ReasonResizing {
 			return fmt.Errorf("StorageResized %+v", c)
 		}
 		return nil

@@ -22,20 +22,10 @@ import (
 // Restoring reads the Backup a cluster is bootstrapped from.
 // +kubebuilder:rbac:groups=mooring.dev,resources=backups,verbs=get;list;watch
 
-const (
-	// ConditionRestored is set on a cluster with spec.bootstrap: False while its Backup's
-	// dump is being loaded or could not be, True once it is (status.restoredFrom).
-	ConditionRestored = "Restored"
-)
+const ()
 
 // Reasons of Restored.
-const (
-	ReasonWaitingToRestore = "WaitingForPrimary"
-	ReasonRestoring        = "Restoring"
-	ReasonRestoreFailed    = "RestoreFailed"
-	ReasonBackupNotFound   = "BackupNotFound"
-	ReasonRestoreSucceeded = "RestoreSucceeded"
-)
+const ()
 
 const (
 
@@ -87,14 +77,14 @@ func (h Handler) syncRestore(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 	if job == nil {
 		b := &mooringv1.Backup{}
 		if err := s.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: name}, b); apierrors.IsNotFound(err) {
-			setRestoreCondition(s, metav1.ConditionFalse, ReasonBackupNotFound, fmt.Sprintf(
+			setRestoreCondition(s, metav1.ConditionFalse, v1beta1.ReasonBackupNotFound, fmt.Sprintf(
 				"spec.bootstrap.backup.name: Backup %s is not in namespace %s; the cluster stays empty until it is.", name, db.Namespace))
 			return false, nil
 		} else if err != nil {
 			return false, fmt.Errorf("get Backup %s: %w", name, err)
 		}
 		if !primaryReady {
-			setRestoreCondition(s, metav1.ConditionFalse, ReasonWaitingToRestore, fmt.Sprintf(
+			setRestoreCondition(s, metav1.ConditionFalse, v1beta1.ReasonWaitingToRestore, fmt.Sprintf(
 				"The dump of Backup %s is loaded once the primary is ready.", name))
 			return false, nil
 		}
@@ -110,10 +100,10 @@ func (h Handler) syncRestore(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 		}
 		job = RestoreJob(db, b)
 		msg := fmt.Sprintf("Job %s loads %s of Backup %s into the primary.", job.Name, dumpName(db), name)
-		if _, err := s.CreateOnce(ctx, job, engine.Announce(corev1.EventTypeNormal, ReasonRestoring, "Restore", msg)); err != nil {
+		if _, err := s.CreateOnce(ctx, job, engine.Announce(corev1.EventTypeNormal, v1beta1.ReasonRestoring, "Restore", msg)); err != nil {
 			return false, err
 		}
-		setRestoreCondition(s, metav1.ConditionFalse, ReasonRestoring, msg)
+		setRestoreCondition(s, metav1.ConditionFalse, v1beta1.ReasonRestoring, msg)
 		return false, nil
 	}
 	report := h.restoreReport(ctx, s, job)
@@ -126,19 +116,19 @@ func (h Handler) syncRestore(ctx context.Context, s *engine.Scope[*v1beta1.Datab
 		now := metav1.Now()
 		db.Status.RestoredFrom = &v1beta1.RestoredFromStatus{Backup: name, Dump: file, Time: &now}
 		msg := fmt.Sprintf("Loaded %s of Backup %s (%s).", file, name, strings.TrimPrefix(report, "restore: "))
-		s.Event(corev1.EventTypeNormal, ReasonRestoreSucceeded, "Restore", msg)
-		setRestoreCondition(s, metav1.ConditionTrue, ReasonRestoreSucceeded, msg)
+		s.Event(corev1.EventTypeNormal, v1beta1.ReasonRestoreSucceeded, "Restore", msg)
+		setRestoreCondition(s, metav1.ConditionTrue, v1beta1.ReasonRestoreSucceeded, msg)
 		// The Job stays, with its log, until the cluster goes (it is the cluster's).
 		return true, nil
 	case jobstatus.Failed:
 		if report == "" {
 			report = st.Failure()
 		}
-		setRestoreCondition(s, metav1.ConditionFalse, ReasonRestoreFailed, fmt.Sprintf(
+		setRestoreCondition(s, metav1.ConditionFalse, v1beta1.ReasonRestoreFailed, fmt.Sprintf(
 			"Job %s could not load the dump of Backup %s: %s. The cluster's data is left as it is; fix the cause and delete the Job to try again.",
 			job.Name, name, report))
 	default:
-		setRestoreCondition(s, metav1.ConditionFalse, ReasonRestoring, fmt.Sprintf(
+		setRestoreCondition(s, metav1.ConditionFalse, v1beta1.ReasonRestoring, fmt.Sprintf(
 			"Job %s loads %s of Backup %s into the primary.", job.Name, dumpName(db), name))
 	}
 	return false, nil
@@ -183,8 +173,8 @@ func restoredFile(report string) string {
 // setRestoreCondition sets Restored, with one Warning event when it turns False for a
 // reason that needs the user.
 func setRestoreCondition(s *engine.Scope[*v1beta1.DatabaseCluster], status metav1.ConditionStatus, reason, msg string) {
-	if (reason == ReasonRestoreFailed || reason == ReasonBackupNotFound) && !engine.HasCondition(s.Object, ConditionRestored, status, reason) {
+	if (reason == v1beta1.ReasonRestoreFailed || reason == v1beta1.ReasonBackupNotFound) && !engine.HasCondition(s.Object, v1beta1.ConditionRestored, status, reason) {
 		s.Event(corev1.EventTypeWarning, reason, "Restore", msg)
 	}
-	engine.SetCondition(s.Object, ConditionRestored, status, reason, msg)
+	engine.SetCondition(s.Object, v1beta1.ConditionRestored, status, reason, msg)
 }

@@ -47,7 +47,7 @@ func TestBootstrapFromBackup(t *testing.T) {
 			key := client.ObjectKeyFromObject(db)
 			live := &v1beta1.DatabaseCluster{}
 			testutil.WaitFor(t, env.Client, key, live, "Restored waiting for the primary", func(d *v1beta1.DatabaseCluster) error {
-				if r := condition(d, database.ConditionRestored); r == nil || r.Reason != database.ReasonWaitingToRestore {
+				if r := condition(d, v1beta1.ConditionRestored); r == nil || r.Reason != v1beta1.ReasonWaitingToRestore {
 					return fmt.Errorf("Restored %+v", r)
 				}
 				return nil
@@ -80,28 +80,28 @@ func TestBootstrapFromBackup(t *testing.T) {
 				return nil
 			})
 			testutil.WaitFor(t, env.Client, key, live, "not Running while restoring", func(d *v1beta1.DatabaseCluster) error {
-				if d.Status.Phase == v1beta1.DatabaseRunning || condition(d, database.ConditionRestored).Reason != database.ReasonRestoring {
-					return fmt.Errorf("phase %s, Restored %+v", d.Status.Phase, condition(d, database.ConditionRestored))
+				if d.Status.Phase == v1beta1.DatabaseRunning || condition(d, v1beta1.ConditionRestored).Reason != v1beta1.ReasonRestoring {
+					return fmt.Errorf("phase %s, Restored %+v", d.Status.Phase, condition(d, v1beta1.ConditionRestored))
 				}
 				return nil
 			})
 			testutil.FinishJob(t, env.Client, jobKey, c.succeed)
 			if !c.succeed {
 				testutil.WaitFor(t, env.Client, key, live, "Restored False RestoreFailed", func(d *v1beta1.DatabaseCluster) error {
-					if r := condition(d, database.ConditionRestored); r == nil || r.Reason != database.ReasonRestoreFailed || d.Status.RestoredFrom != nil ||
+					if r := condition(d, v1beta1.ConditionRestored); r == nil || r.Reason != v1beta1.ReasonRestoreFailed || d.Status.RestoredFrom != nil ||
 						d.Status.Phase == v1beta1.DatabaseRunning {
 						return fmt.Errorf("phase %s, Restored %+v, restoredFrom %+v", d.Status.Phase, r, d.Status.RestoredFrom)
 					}
 					return nil
 				})
-				testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, database.ReasonRestoreFailed, db.Name)
+				testutil.WaitEvent(t, env.Client, ns, corev1.EventTypeWarning, v1beta1.ReasonRestoreFailed, db.Name)
 				return
 			}
 			testutil.WaitFor(t, env.Client, key, live, "restoredFrom and Running", func(d *v1beta1.DatabaseCluster) error {
 				rf := d.Status.RestoredFrom
 				if rf == nil || rf.Backup != backup.Name || rf.Dump != c.dump || d.Status.Phase != v1beta1.DatabaseRunning ||
-					condition(d, database.ConditionRestored).Status != metav1.ConditionTrue {
-					return fmt.Errorf("phase %s, restoredFrom %+v, Restored %+v", d.Status.Phase, rf, condition(d, database.ConditionRestored))
+					condition(d, v1beta1.ConditionRestored).Status != metav1.ConditionTrue {
+					return fmt.Errorf("phase %s, restoredFrom %+v, Restored %+v", d.Status.Phase, rf, condition(d, v1beta1.ConditionRestored))
 				}
 				return nil
 			})

@@ -16,10 +16,6 @@ import (
 // The read-only Service selects the replicas by a label Mooring puts on each pod.
 // +kubebuilder:rbac:groups="",resources=pods,verbs=patch
 
-// RoleLabel on a database pod is its role, "primary" or "replica": what the read-only
-// Service selects on (a Service cannot select "every pod but pod 0").
-const RoleLabel = "mooring.dev/role"
-
 // ReadOnlyServiceName is the Service of the replicas, for reads that may lag.
 func ReadOnlyServiceName(db *v1beta1.DatabaseCluster) string { return db.Name + "-ro" }
 
@@ -27,7 +23,7 @@ func ReadOnlyServiceName(db *v1beta1.DatabaseCluster) string { return db.Name + 
 // the replication lag status.instances reports. With no replica it has no endpoints.
 func ReadOnlyService(db *v1beta1.DatabaseCluster) *corev1.Service {
 	selector := engine.SelectorLabels(Component, db.Name)
-	selector[RoleLabel] = string(v1beta1.RoleReplica)
+	selector[v1beta1.RoleLabel] = string(v1beta1.RoleReplica)
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: ReadOnlyServiceName(db), Labels: engine.Labels(Component, db.Name)},
 		Spec: corev1.ServiceSpec{
@@ -46,16 +42,16 @@ func podRole(db *v1beta1.DatabaseCluster, p *corev1.Pod) v1beta1.InstanceRole {
 	return v1beta1.RoleReplica
 }
 
-// labelRoles puts RoleLabel on each pod that lacks it or has another: one patch per
+// labelRoles puts v1beta1.RoleLabel on each pod that lacks it or has another: one patch per
 // pod in its life, none on a resync.
 func labelRoles(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], pods []corev1.Pod) error {
 	for i := range pods {
 		p := &pods[i]
 		role := string(podRole(s.Object, p))
-		if p.Labels[RoleLabel] == role {
+		if p.Labels[v1beta1.RoleLabel] == role {
 			continue
 		}
-		patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, RoleLabel, role))
+		patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, v1beta1.RoleLabel, role))
 		// Silent: status.instances shows the roles; an event per pod would say nothing more.
 		if err := s.Patch(ctx, p, client.RawPatch(types.StrategicMergePatchType, patch), engine.Silent()); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("label pod %s: %w", p.Name, err)

@@ -43,13 +43,13 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 				return false, err
 			}
 			if len(missing) > 0 {
-				setSecretCondition(s, metav1.ConditionFalse, ReasonSecretKeysMissing, fmt.Sprintf(
+				setSecretCondition(s, metav1.ConditionFalse, v1beta1.ReasonSecretKeysMissing, fmt.Sprintf(
 					"Secret %s named in spec.secretName has no %s; it needs non-empty keys %q and %q.",
 					key.Name, strings.Join(missing, " or "), UsernameKey, PasswordKey))
 				return false, nil
 			}
 		}
-		setSecretCondition(s, metav1.ConditionTrue, ReasonSecretFound, fmt.Sprintf("Secret %s holds the credentials.", key.Name))
+		setSecretCondition(s, metav1.ConditionTrue, v1beta1.ReasonSecretFound, fmt.Sprintf("Secret %s holds the credentials.", key.Name))
 		return true, nil
 	}
 	if !apierrors.IsNotFound(err) {
@@ -57,7 +57,7 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 	}
 	h.KeyChecks.forget(key)
 	if db.Spec.SecretName != v1beta1.CredentialsSecretName(db.Name) {
-		setSecretCondition(s, metav1.ConditionFalse, ReasonSecretNotFound, fmt.Sprintf(
+		setSecretCondition(s, metav1.ConditionFalse, v1beta1.ReasonSecretNotFound, fmt.Sprintf(
 			"Secret %s named in spec.secretName does not exist; create it with keys %q and %q.", key.Name, UsernameKey, PasswordKey))
 		return false, nil
 	}
@@ -72,13 +72,13 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 		// server before reporting it missing.
 		err := h.APIReader.Get(ctx, key, secretMeta())
 		if err == nil {
-			setSecretCondition(s, metav1.ConditionTrue, ReasonSecretFound, fmt.Sprintf("Secret %s holds the credentials.", key.Name))
+			setSecretCondition(s, metav1.ConditionTrue, v1beta1.ReasonSecretFound, fmt.Sprintf("Secret %s holds the credentials.", key.Name))
 			return true, nil
 		}
 		if !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("get Secret %s: %w", key.Name, err)
 		}
-		setSecretCondition(s, metav1.ConditionFalse, ReasonSecretNotFound, fmt.Sprintf(
+		setSecretCondition(s, metav1.ConditionFalse, v1beta1.ReasonSecretNotFound, fmt.Sprintf(
 			"Secret %s does not exist, but the cluster has data (%s): a newly generated password would not match the one "+
 				"the database was initialised with, so Mooring generates none. Re-create the Secret with keys %q and %q "+
 				"holding the credentials the data was created with.", key.Name, data, UsernameKey, PasswordKey))
@@ -95,7 +95,7 @@ func (h Handler) ensureSecret(ctx context.Context, s *engine.Scope[*v1beta1.Data
 		engine.Announce(corev1.EventTypeNormal, engine.EventCreated, "Create", fmt.Sprintf("Generated credentials Secret %s", key.Name))); err != nil {
 		return false, err
 	}
-	setSecretCondition(s, metav1.ConditionTrue, ReasonSecretGenerated, fmt.Sprintf("Generated Secret %s with a random password.", key.Name))
+	setSecretCondition(s, metav1.ConditionTrue, v1beta1.ReasonSecretGenerated, fmt.Sprintf("Generated Secret %s with a random password.", key.Name))
 	return true, nil
 }
 
@@ -199,10 +199,10 @@ func (k *KeyChecks) forget(key client.ObjectKey) {
 // setSecretCondition sets SecretReady and, when the Secret just went missing, records one
 // Warning event (not one per resync).
 func setSecretCondition(s *engine.Scope[*v1beta1.DatabaseCluster], status metav1.ConditionStatus, reason, msg string) {
-	if status == metav1.ConditionFalse && !engine.HasCondition(s.Object, ConditionSecretReady, status, reason) {
+	if status == metav1.ConditionFalse && !engine.HasCondition(s.Object, v1beta1.ConditionSecretReady, status, reason) {
 		s.Event(corev1.EventTypeWarning, reason, "Reconcile", msg)
 	}
-	engine.SetCondition(s.Object, ConditionSecretReady, status, reason, msg)
+	engine.SetCondition(s.Object, v1beta1.ConditionSecretReady, status, reason, msg)
 }
 
 const passwordAlphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/database"
 	"github.com/mooringhq/mooring/internal/engine"
@@ -25,13 +26,13 @@ import (
 func waitSecretLost(t *testing.T, key types.NamespacedName, holder string) {
 	t.Helper()
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "SecretReady=False SecretNotFound naming "+holder, func(d *v1beta1.DatabaseCluster) error {
-		c := condition(d, database.ConditionSecretReady)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != database.ReasonSecretNotFound || !strings.Contains(c.Message, holder) {
+		c := condition(d, v1beta1.ConditionSecretReady)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != v1beta1.ReasonSecretNotFound || !strings.Contains(c.Message, holder) {
 			return fmt.Errorf("SecretReady %+v", c)
 		}
 		return nil
 	})
-	testutil.WaitEvent(t, env.Client, key.Namespace, corev1.EventTypeWarning, database.ReasonSecretNotFound, key.Name)
+	testutil.WaitEvent(t, env.Client, key.Namespace, corev1.EventTypeWarning, v1beta1.ReasonSecretNotFound, key.Name)
 }
 
 func assertNoSecret(t *testing.T, key types.NamespacedName) {
@@ -93,7 +94,7 @@ func TestDeletedSecretNotRegeneratedOverData(t *testing.T) {
 		return nil
 	})
 	testutil.WaitFor(t, env.Client, key, &v1beta1.DatabaseCluster{}, "SecretReady=True", func(d *v1beta1.DatabaseCluster) error {
-		if c := condition(d, database.ConditionSecretReady); c == nil || c.Status != metav1.ConditionTrue {
+		if c := condition(d, v1beta1.ConditionSecretReady); c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("SecretReady %+v", c)
 		}
 		return nil
@@ -152,8 +153,8 @@ func TestSecretLossKeepsLiveCounts(t *testing.T) {
 	if err := env.Client.Get(ctx, key, got); err != nil {
 		t.Fatal(err)
 	}
-	ready := condition(got, engine.ConditionReady)
-	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != database.ReasonSecretNotFound {
+	ready := condition(got, mooringv1.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != v1beta1.ReasonSecretNotFound {
 		t.Errorf("Ready %+v, want False SecretNotFound", ready)
 	}
 	if got.Status.Replicas != 2 || got.Status.ReadyReplicas != 2 || got.Status.Phase != v1beta1.DatabaseRunning {

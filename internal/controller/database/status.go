@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
 )
@@ -31,25 +32,25 @@ func deriveStatus(db *v1beta1.DatabaseCluster, sts *appsv1.StatefulSet, secretRe
 	switch {
 	case complete:
 		db.Status.Phase = v1beta1.DatabaseRunning
-		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionTrue, ReasonAllReplicasReady,
+		engine.SetCondition(db, mooringv1.ConditionReady, metav1.ConditionTrue, v1beta1.ReasonAllReplicasReady,
 			fmt.Sprintf("%d of %d database pods ready; the primary is %s.", ready, want, PrimaryPodName(db)))
 	case ready == 0:
 		db.Status.Phase = v1beta1.DatabasePending
-		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonReplicasNotReady,
+		engine.SetCondition(db, mooringv1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonReplicasNotReady,
 			fmt.Sprintf("No database pod ready yet (0 of %d).", want))
 	default:
 		db.Status.Phase = v1beta1.DatabaseNotReady
-		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonReplicasNotReady,
+		engine.SetCondition(db, mooringv1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonReplicasNotReady,
 			fmt.Sprintf("%d of %d database pods ready.", ready, want))
 	}
 	if !secretReady {
-		engine.SetCondition(db, engine.ConditionReady, metav1.ConditionFalse, ReasonSecretNotFound, fmt.Sprintf(
+		engine.SetCondition(db, mooringv1.ConditionReady, metav1.ConditionFalse, v1beta1.ReasonSecretNotFound, fmt.Sprintf(
 			"Waiting for the credentials Secret (the SecretReady condition says which); %d of %d database pods ready.", ready, want))
 	}
 	if complete {
-		engine.SetCondition(db, engine.ConditionProgressing, metav1.ConditionFalse, ReasonRolloutComplete, "All pods run the current spec.")
+		engine.SetCondition(db, mooringv1.ConditionProgressing, metav1.ConditionFalse, v1beta1.ReasonRolloutComplete, "All pods run the current spec.")
 	} else {
-		engine.SetCondition(db, engine.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut,
+		engine.SetCondition(db, mooringv1.ConditionProgressing, metav1.ConditionTrue, v1beta1.ReasonRollingOut,
 			fmt.Sprintf("%d of %d pods updated, %d ready.", updated, want, ready))
 	}
 }

@@ -50,7 +50,7 @@ func TestGeneratedSecretsGoThroughTheEngine(t *testing.T) {
 	db := createDB(t, ns, "orders", v1beta1.PostgreSQL, nil)
 	testutil.WaitFor(t, env.Client, client.ObjectKeyFromObject(db), &v1beta1.DatabaseCluster{}, "SecretReady=True",
 		func(d *v1beta1.DatabaseCluster) error {
-			if c := condition(d, database.ConditionSecretReady); c == nil || c.Status != metav1.ConditionTrue {
+			if c := condition(d, v1beta1.ConditionSecretReady); c == nil || c.Status != metav1.ConditionTrue {
 				return fmt.Errorf("SecretReady %+v", c)
 			}
 			return nil

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -73,7 +74,7 @@ func podFailure(p *corev1.Pod) *PodFailure {
 		// from answering or answering wrongly (a health check on a path that is not
 		// there); the kubelet says which only in events, so both read as "not passed yet".
 		if s.State.Running != nil && !s.Ready && s.Started != nil && !*s.Started {
-			return failure(ReasonHealthCheckNotPassed, fmt.Sprintf("pod %s, container %s runs but has not passed its health check yet (kubectl describe pod %s shows the probe's answer)",
+			return failure(mooringv1.ReasonHealthCheckNotPassed, fmt.Sprintf("pod %s, container %s runs but has not passed its health check yet (kubectl describe pod %s shows the probe's answer)",
 				p.Name, s.Name, p.Name))
 		}
 		if t := s.State.Terminated; t != nil && t.ExitCode != 0 && p.Status.Phase != corev1.PodSucceeded {
@@ -86,7 +87,7 @@ func podFailure(p *corev1.Pod) *PodFailure {
 
 func failure(reason, message string) *PodFailure {
 	if !conditionReason.MatchString(reason) {
-		reason = ReasonPodsFailing
+		reason = mooringv1.ReasonPodsFailing
 	}
 	return &PodFailure{Reason: reason, Message: strings.TrimSpace(message)}
 }
@@ -103,7 +104,7 @@ func orReason(s, fallback string) string {
 func ListPods(ctx context.Context, c client.Reader, namespace string, selector map[string]string) ([]corev1.Pod, error) {
 	pods := &corev1.PodList{}
 	if err := c.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels(selector),
-		engine.ChildrenOf(selector[engine.ComponentLabel], selector[engine.InstanceLabel])); err != nil {
+		engine.ChildrenOf(selector[mooringv1.ComponentLabel], selector[mooringv1.InstanceLabel])); err != nil {
 		return nil, fmt.Errorf("list pods: %w", err)
 	}
 	return pods.Items, nil
@@ -115,10 +116,10 @@ func WatchPods(component string) func(*builder.Builder) {
 	return func(b *builder.Builder) {
 		b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			l := o.GetLabels()
-			if l[engine.ComponentLabel] != component || l[engine.InstanceLabel] == "" {
+			if l[mooringv1.ComponentLabel] != component || l[mooringv1.InstanceLabel] == "" {
 				return nil
 			}
-			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[engine.InstanceLabel]}}}
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: l[mooringv1.InstanceLabel]}}}
 		}))
 	}
 }

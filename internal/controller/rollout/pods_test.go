@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 func waiting(name, reason, message string) corev1.Pod {
@@ -34,10 +36,10 @@ func TestPodFailures(t *testing.T) {
 			wantReason: "ImagePullBackOff", wantIn: "pod a, container app: Back-off pulling image", wantFailing: 2},
 		"exited non-zero": {pods: []corev1.Pod{crashed}, wantReason: "Error", wantIn: "exited with code 2", wantFailing: 1},
 		"unschedulable":   {pods: []corev1.Pod{unschedulable}, wantReason: "Unschedulable", wantIn: "0/3 nodes", wantFailing: 1},
-		"health check not passed": {pods: []corev1.Pod{running("h", false, false)}, wantReason: ReasonHealthCheckNotPassed,
+		"health check not passed": {pods: []corev1.Pod{running("h", false, false)}, wantReason: mooringv1.ReasonHealthCheckNotPassed,
 			wantIn: "pod h, container app runs but has not passed its health check", wantFailing: 1},
 		"started, not ready yet":         {pods: []corev1.Pod{running("r", true, false)}},
-		"reason not fit for a condition": {pods: []corev1.Pod{waiting("a", "bad reason!", "m")}, wantReason: ReasonPodsFailing, wantIn: "m", wantFailing: 1},
+		"reason not fit for a condition": {pods: []corev1.Pod{waiting("a", "bad reason!", "m")}, wantReason: mooringv1.ReasonPodsFailing, wantIn: "m", wantFailing: 1},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

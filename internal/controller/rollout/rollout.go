@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -124,26 +125,26 @@ func cond(status metav1.ConditionStatus, reason, message string) Condition {
 // progressChecks decide the Progressing condition; the first that matches wins.
 var progressChecks = []func(s State) (Condition, bool){
 	func(s State) (Condition, bool) {
-		return cond(metav1.ConditionTrue, ReasonDeploymentPending,
+		return cond(metav1.ConditionTrue, mooringv1.ReasonDeploymentPending,
 			"Waiting for the Deployment controller to observe the latest spec."), !s.Observed
 	},
 	func(s State) (Condition, bool) {
 		if s.ReplicaFailure == nil {
 			return Condition{}, false
 		}
-		return cond(metav1.ConditionFalse, ReasonReplicaFailure, "Rollout blocked: "+s.ReplicaFailure.describe()), true
+		return cond(metav1.ConditionFalse, mooringv1.ReasonReplicaFailure, "Rollout blocked: "+s.ReplicaFailure.describe()), true
 	},
 	func(s State) (Condition, bool) {
 		const msg = "The rollout made no progress within its deadline; check the pods' events " +
 			"(kubectl describe pods) for image pull or scheduling errors."
-		return cond(metav1.ConditionFalse, ReasonProgressDeadlineExceed, msg), s.DeadlineExceeded
+		return cond(metav1.ConditionFalse, mooringv1.ReasonProgressDeadlineExceed, msg), s.DeadlineExceeded
 	},
 	func(s State) (Condition, bool) {
-		return cond(metav1.ConditionFalse, ReasonRolloutComplete,
+		return cond(metav1.ConditionFalse, mooringv1.ReasonRolloutComplete,
 			fmt.Sprintf("Rollout complete: %d of %d replicas updated and available.", s.Available, s.Want)), s.Complete()
 	},
 	func(s State) (Condition, bool) {
-		return cond(metav1.ConditionTrue, ReasonRollingOut,
+		return cond(metav1.ConditionTrue, mooringv1.ReasonRollingOut,
 			fmt.Sprintf("Rolling out: %d of %d replicas updated, %d available.", s.Updated, s.Want, s.Available)), true
 	},
 }
@@ -151,7 +152,7 @@ var progressChecks = []func(s State) (Condition, bool){
 // readyChecks decide the phase and the Ready condition; the first that matches wins.
 var readyChecks = []func(s State) (Phase, Condition, bool){
 	func(s State) (Phase, Condition, bool) {
-		return Running, cond(metav1.ConditionTrue, ReasonAllReplicasAvailable,
+		return Running, cond(metav1.ConditionTrue, mooringv1.ReasonAllReplicasAvailable,
 			fmt.Sprintf("%d of %d replicas available.", s.Available, s.Want)), s.Complete()
 	},
 	func(s State) (Phase, Condition, bool) {
@@ -162,7 +163,7 @@ var readyChecks = []func(s State) (Phase, Condition, bool){
 		if s.Available == 0 {
 			phase = Pending
 		}
-		return phase, cond(metav1.ConditionFalse, ReasonReplicaFailure, fmt.Sprintf("%d of %d replicas available; %s",
+		return phase, cond(metav1.ConditionFalse, mooringv1.ReasonReplicaFailure, fmt.Sprintf("%d of %d replicas available; %s",
 			s.Available, s.Want, s.ReplicaFailure.describe())), true
 	},
 	func(s State) (Phase, Condition, bool) {
@@ -177,11 +178,11 @@ var readyChecks = []func(s State) (Phase, Condition, bool){
 			s.Available, s.Want, s.Failing, s.Failure.Message)), true
 	},
 	func(s State) (Phase, Condition, bool) {
-		return Pending, cond(metav1.ConditionFalse, ReasonReplicasUnavailable,
+		return Pending, cond(metav1.ConditionFalse, mooringv1.ReasonReplicasUnavailable,
 			fmt.Sprintf("No replica available yet (0 of %d); the Progressing condition says why.", s.Want)), s.Available == 0
 	},
 	func(s State) (Phase, Condition, bool) {
-		return NotReady, cond(metav1.ConditionFalse, ReasonReplicasUnavailable,
+		return NotReady, cond(metav1.ConditionFalse, mooringv1.ReasonReplicasUnavailable,
 			fmt.Sprintf("%d of %d replicas available.", s.Available, s.Want)), true
 	},
 }
@@ -207,6 +208,6 @@ func Evaluate(s State) Result {
 
 // SetConditions sets obj's Ready and Progressing conditions from r.
 func (r Result) SetConditions(obj engine.Object) {
-	engine.SetCondition(obj, engine.ConditionProgressing, r.Progressing.Status, r.Progressing.Reason, r.Progressing.Message)
-	engine.SetCondition(obj, engine.ConditionReady, r.Ready.Status, r.Ready.Reason, r.Ready.Message)
+	engine.SetCondition(obj, mooringv1.ConditionProgressing, r.Progressing.Status, r.Progressing.Reason, r.Progressing.Message)
+	engine.SetCondition(obj, mooringv1.ConditionReady, r.Ready.Status, r.Ready.Reason, r.Ready.Message)
 }

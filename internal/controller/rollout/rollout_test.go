@@ -7,6 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // deployment is a Deployment at generation gen whose controller has observed generation
@@ -37,54 +39,54 @@ func TestEvaluate(t *testing.T) {
 	}{
 		"not yet observed": {
 			want: 2, d: deployment(1, 0, 0, 0, 0), phase: Pending,
-			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
-			progressing: metav1.ConditionTrue, progressingReason: ReasonDeploymentPending, messageHas: "observe the latest spec",
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressingReason: mooringv1.ReasonDeploymentPending, messageHas: "observe the latest spec",
 		},
 		"no pods available": {
 			want: 2, d: deployment(1, 1, 2, 2, 0), phase: Pending,
-			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
-			progressing: metav1.ConditionTrue, progressingReason: ReasonRollingOut, messageHas: "No replica available yet (0 of 2)",
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressingReason: mooringv1.ReasonRollingOut, messageHas: "No replica available yet (0 of 2)",
 		},
 		"partly available": {
 			want: 2, d: deployment(1, 1, 2, 2, 1), phase: NotReady,
-			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
-			progressing: metav1.ConditionTrue, progressingReason: ReasonRollingOut, messageHas: "1 of 2 replicas available",
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressingReason: mooringv1.ReasonRollingOut, messageHas: "1 of 2 replicas available",
 		},
 		"complete": {
 			want: 2, d: deployment(1, 1, 2, 2, 2), phase: Running,
-			ready: metav1.ConditionTrue, readyReason: ReasonAllReplicasAvailable,
-			progressing: metav1.ConditionFalse, progressingReason: ReasonRolloutComplete, messageHas: "Rollout complete: 2 of 2",
+			ready: metav1.ConditionTrue, readyReason: mooringv1.ReasonAllReplicasAvailable,
+			progressing: metav1.ConditionFalse, progressingReason: mooringv1.ReasonRolloutComplete, messageHas: "Rollout complete: 2 of 2",
 		},
 		"old replica set still around": {
 			want: 2, d: deployment(2, 2, 3, 2, 2), phase: NotReady,
-			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
-			progressing: metav1.ConditionTrue, progressingReason: ReasonRollingOut,
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressingReason: mooringv1.ReasonRollingOut,
 		},
 		"scaled up, Deployment not caught up": {
 			want: 3, d: deployment(2, 1, 2, 2, 2), phase: NotReady,
-			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
-			progressing: metav1.ConditionTrue, progressingReason: ReasonDeploymentPending,
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicasUnavailable,
+			progressing: metav1.ConditionTrue, progressingReason: mooringv1.ReasonDeploymentPending,
 		},
 		"deadline exceeded": {
 			want: 2, d: deployment(1, 1, 2, 1, 1, stuck), phase: NotReady,
-			ready: metav1.ConditionFalse, readyReason: ReasonReplicasUnavailable,
-			progressing: metav1.ConditionFalse, progressingReason: ReasonProgressDeadlineExceed, messageHas: "kubectl describe pods",
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicasUnavailable,
+			progressing: metav1.ConditionFalse, progressingReason: mooringv1.ReasonProgressDeadlineExceed, messageHas: "kubectl describe pods",
 		},
 		"pods cannot be created": {
 			want: 2, d: deployment(1, 1, 0, 0, 0, quota), phase: Pending,
-			ready: metav1.ConditionFalse, readyReason: ReasonReplicaFailure,
-			progressing: metav1.ConditionFalse, progressingReason: ReasonReplicaFailure,
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicaFailure,
+			progressing: metav1.ConditionFalse, progressingReason: mooringv1.ReasonReplicaFailure,
 			messageHas: "cannot create pods (FailedCreate): pods are forbidden: exceeded quota: compute",
 		},
 		"scaled up beyond the quota": {
 			want: 3, d: deployment(1, 1, 2, 2, 2, quota), phase: NotReady,
-			ready: metav1.ConditionFalse, readyReason: ReasonReplicaFailure,
-			progressing: metav1.ConditionFalse, progressingReason: ReasonReplicaFailure, messageHas: "2 of 3 replicas available; the Deployment cannot create pods",
+			ready: metav1.ConditionFalse, readyReason: mooringv1.ReasonReplicaFailure,
+			progressing: metav1.ConditionFalse, progressingReason: mooringv1.ReasonReplicaFailure, messageHas: "2 of 3 replicas available; the Deployment cannot create pods",
 		},
 		"replica failure cleared": {
 			want: 2, d: deployment(1, 1, 2, 2, 2, cleared), phase: Running,
-			ready: metav1.ConditionTrue, readyReason: ReasonAllReplicasAvailable,
-			progressing: metav1.ConditionFalse, progressingReason: ReasonRolloutComplete,
+			ready: metav1.ConditionTrue, readyReason: mooringv1.ReasonAllReplicasAvailable,
+			progressing: metav1.ConditionFalse, progressingReason: mooringv1.ReasonRolloutComplete,
 		},
 	}
 	for name, tt := range tests {

@@ -22,14 +22,24 @@ import (
 	"github.com/mooringhq/mooring/internal/portal/models"
 )
 
-// Kinds are the Mooring resources the portal serves, by their path segment, at the
-// version it serves them.
-var Kinds = map[string]schema.GroupVersionKind{
-	"apps":             mooringv1.GroupVersion.WithKind("App"),
-	"cacheinstances":   mooringv1.GroupVersion.WithKind("CacheInstance"),
-	"backups":          mooringv1.GroupVersion.WithKind("Backup"),
-	"databaseclusters": {Group: "mooring.dev", Version: "v1beta1", Kind: "DatabaseCluster"},
-}
+// Kinds are the Mooring resources the portal serves, by their path segment (the plural),
+// at the version Mooring reads and writes: api/v1's Kinds.
+var Kinds = func() map[string]schema.GroupVersionKind {
+	m := map[string]schema.GroupVersionKind{}
+	for _, k := range mooringv1.Kinds() {
+		m[k.Plural] = k.GroupVersionKind()
+	}
+	return m
+}()
+
+// kindPlurals is the list of the kinds' path segments for a message, in api/v1's order.
+var kindPlurals = func() string {
+	var p []string
+	for _, k := range mooringv1.Kinds() {
+		p = append(p, k.Plural)
+	}
+	return strings.Join(p, ", ")
+}()
 
 // Resources handles Mooring resources as the calling user. It checks nothing itself:
 // each call impersonates the caller and the API server's answer (403, 404, 409, 422
@@ -51,7 +61,7 @@ func (r *Resources) resource(caller *Caller, namespace, kind string) (ri resourc
 	}
 	gvk, ok := Kinds[kind]
 	if !ok {
-		return ri, &Error{Kind: KindNotFound, Message: fmt.Sprintf("unknown kind %q: use one of apps, cacheinstances, databaseclusters, backups", kind)}
+		return ri, &Error{Kind: KindNotFound, Message: fmt.Sprintf("unknown kind %q: use one of %s", kind, kindPlurals)}
 	}
 	dyn, err := r.imp.Dynamic(caller.Identity)
 	if err != nil {
@@ -196,7 +206,7 @@ func (r *Resources) RunBackup(ctx context.Context, caller *Caller, namespace, na
 	if err != nil {
 		return nil, err
 	}
-	return r.Patch(ctx, caller, namespace, "backups", name, patch)
+	return r.Patch(ctx, caller, namespace, mooringv1.ResourceBackups, name, patch)
 }
 
 // Events lists the events of namespace.
@@ -250,7 +260,7 @@ func (r *Resources) Namespaces(ctx context.Context, caller *Caller) (models.Name
 		return out, nil
 	}
 	for _, ns := range caller.User.Spec.Namespaces {
-		ok, err := r.authz.Can(ctx, caller, "list", mooringv1.GroupVersion.Group, "apps", ns)
+		ok, err := r.authz.Can(ctx, caller, "list", mooringv1.GroupVersion.Group, mooringv1.ResourceApps, ns)
 		if err != nil {
 			return out, err
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // column is one column of a kind's table, as its printer columns make `kubectl get`
@@ -45,11 +47,10 @@ type kindSpec struct {
 var nameInput = input{Name: "name", Label: "Name", Path: "metadata.name", Type: "text", Required: true,
 	Help: "Lower-case letters, digits and '-'."}
 
-// kindOrder is the order of the sections of a namespace page.
-var kindOrder = []string{"apps", "cacheinstances", "databaseclusters", "backups"}
-
-var kindSpecs = map[string]*kindSpec{
-	"apps": {Resource: "apps", Kind: "App", Title: "Apps", ReplicasPath: "spec.replicas", Editable: true,
+// kindUI is how each of api/v1's Kinds is shown, by its kind; kindSpecs adds the kind's
+// names from api/v1 (a test checks that every kind has its entry).
+var kindUI = map[string]*kindSpec{
+	mooringv1.KindApp: {Title: "Apps", ReplicasPath: "spec.replicas", Editable: true,
 		Columns: []column{{"Image", "spec.image", false}, {"Replicas", "status.desiredReplicas", false}, {"Available", "status.availableReplicas", false},
 			{"Phase", "status.phase", false}, {"Age", "metadata.creationTimestamp", true}},
 		Form: []input{nameInput,
@@ -59,7 +60,7 @@ var kindSpecs = map[string]*kindSpec{
 			{Name: "config", Label: "Config", Path: "spec.config", Type: "textarea", Help: "Passed to the container as APP_CONFIG."},
 			{Name: "env", Label: "Environment", Path: "spec.env", Type: "env", Help: "One NAME=value per line."},
 		}},
-	"cacheinstances": {Resource: "cacheinstances", Kind: "CacheInstance", Title: "Caches", ReplicasPath: "spec.replicas",
+	mooringv1.KindCacheInstance: {Title: "Caches", ReplicasPath: "spec.replicas",
 		Columns: []column{{"Engine", "spec.engine", false}, {"Replicas", "spec.replicas", false}, {"Memory", "spec.memoryMB", false},
 			{"Available", "status.availableReplicas", false}, {"Phase", "status.phase", false}, {"Age", "metadata.creationTimestamp", true}},
 		Form: []input{nameInput,
@@ -67,7 +68,7 @@ var kindSpecs = map[string]*kindSpec{
 			{Name: "replicas", Label: "Replicas", Path: "spec.replicas", Type: "number", Value: "1"},
 			{Name: "memoryMB", Label: "Memory (MB per replica)", Path: "spec.memoryMB", Type: "number", Value: "64"},
 		}},
-	"databaseclusters": {Resource: "databaseclusters", Kind: "DatabaseCluster", Title: "Databases", ReplicasPath: "spec.replicaCount",
+	mooringv1.KindDatabaseCluster: {Title: "Databases", ReplicasPath: "spec.replicaCount",
 		Columns: []column{{"Engine", "spec.engine", false}, {"Version", "spec.version", false}, {"Replicas", "spec.replicaCount", false},
 			{"Ready", "status.readyReplicas", false}, {"Phase", "status.phase", false}, {"Age", "metadata.creationTimestamp", true}},
 		Form: []input{nameInput,
@@ -76,13 +77,33 @@ var kindSpecs = map[string]*kindSpec{
 			{Name: "replicaCount", Label: "Replicas", Path: "spec.replicaCount", Type: "number", Value: "1"},
 			{Name: "storage", Label: "Storage size", Path: "spec.storage.size", Type: "text", Help: "For example 1Gi; empty for the default."},
 		}},
-	"backups": {Resource: "backups", Kind: "Backup", Title: "Backups",
+	mooringv1.KindBackup: {Title: "Backups",
 		Columns: []column{{"Database", "spec.databaseRef.name", false}, {"Schedule", "spec.schedule", false},
 			{"Last Success", "status.lastSuccessfulTime", true}, {"Phase", "status.phase", false}, {"Age", "metadata.creationTimestamp", true}},
 		Form: []input{nameInput,
 			{Name: "database", Label: "Database", Path: "spec.databaseRef.name", Type: "text", Required: true, Help: "A DatabaseCluster of this namespace."},
 			{Name: "schedule", Label: "Schedule", Path: "spec.schedule", Type: "text", Required: true, Value: "@daily", Help: "Cron format, e.g. 0 3 * * * or @daily."},
 		}},
+}
+
+// kindOrder is the order of the sections of a namespace page, api/v1's: the kinds'
+// plurals, as the portal's API paths name them. kindSpecs is kindUI by plural, with each
+// kind's names filled in from api/v1.
+var kindOrder, kindSpecs = indexKinds()
+
+func indexKinds() ([]string, map[string]*kindSpec) {
+	var order []string
+	specs := map[string]*kindSpec{}
+	for _, k := range mooringv1.Kinds() {
+		spec, ok := kindUI[k.Kind]
+		if !ok {
+			continue // not shown (TestEveryKindHasAView fails)
+		}
+		spec.Resource, spec.Kind = k.Plural, k.Kind
+		order = append(order, k.Plural)
+		specs[k.Plural] = spec
+	}
+	return order, specs
 }
 
 func splitPath(p string) []string { return strings.Split(p, ".") }

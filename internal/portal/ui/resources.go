@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/mooringhq/mooring/internal/engine"
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // liveHeader marks the status polls of static/ui.js: they get the live part of the
@@ -240,7 +240,7 @@ func (u *UI) pause(on bool) gin.HandlerFunc {
 		if on {
 			value, notice = "true", "paused"
 		}
-		u.patch(c, k, map[string]any{"metadata": map[string]any{"annotations": map[string]any{engine.PausedAnnotation: value}}}, notice)
+		u.patch(c, k, map[string]any{"metadata": map[string]any{"annotations": map[string]any{mooringv1.PausedAnnotation: value}}}, notice)
 	}
 }
 
@@ -273,7 +273,7 @@ func (u *UI) remove(c *gin.Context) {
 }
 
 func (u *UI) runBackup(c *gin.Context) {
-	if c.Param("kind") != "backups" {
+	if c.Param("kind") != mooringv1.ResourceBackups {
 		u.render(c, http.StatusNotFound, "error", page{Title: "Not found", Error: "Only backups run on demand."})
 		return
 	}

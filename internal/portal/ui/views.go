@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/mooringhq/mooring/internal/engine"
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
 // eventsPerObject is how many of an object's latest events its row shows.
@@ -124,7 +124,7 @@ func eventsByObject(events []corev1.Event, now time.Time) map[string][]event {
 func makeRow(k *kindSpec, obj *unstructured.Unstructured, events map[string][]event, now time.Time) row {
 	o := obj.Object
 	r := row{Name: obj.GetName(), Phase: fieldString(o, "status.phase"),
-		Paused:   obj.GetAnnotations()[engine.PausedAnnotation] == "true",
+		Paused:   obj.GetAnnotations()[mooringv1.PausedAnnotation] == "true",
 		Deleting: obj.GetDeletionTimestamp() != nil,
 		Events:   events[k.Kind+"/"+obj.GetName()]}
 	if k.ReplicasPath != "" {
@@ -149,8 +149,8 @@ func makeRow(k *kindSpec, obj *unstructured.Unstructured, events map[string][]ev
 		r.Conditions = append(r.Conditions, condition{Type: t, Status: status, Reason: reason, Message: msg,
 			Health: conditionHealth(t, status, reason)})
 	}
-	switch k.Resource {
-	case "databaseclusters":
+	switch k.Kind {
+	case mooringv1.KindDatabaseCluster:
 		secret := fieldString(o, "spec.secretName")
 		if secret == "" {
 			secret = obj.GetName() + "-credentials"
@@ -160,7 +160,7 @@ func makeRow(k *kindSpec, obj *unstructured.Unstructured, events map[string][]ev
 			endpoint = "not yet known"
 		}
 		r.Details = append(r.Details, detail{"Endpoint", endpoint}, detail{"Credentials Secret", secret})
-	case "backups":
+	case mooringv1.KindBackup:
 		last := func(path string) string {
 			if t, ok := timeField(o, path); ok {
 				return t.UTC().Format(time.RFC3339) + " (" + age(now.Sub(t)) + " ago)"

@@ -16,16 +16,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mooringhq/mooring/internal/engine"
+	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
-// mooringKinds are the lists whose status and conditions must never carry a secret.
-var mooringKinds = []schema.GroupVersionKind{
-	{Group: "mooring.dev", Version: "v1", Kind: "AppList"},
-	{Group: "mooring.dev", Version: "v1", Kind: "CacheInstanceList"},
-	{Group: "mooring.dev", Version: "v1beta1", Kind: "DatabaseClusterList"},
-	{Group: "mooring.dev", Version: "v1", Kind: "BackupList"},
-}
+// mooringKinds are the lists whose status and conditions must never carry a secret: those
+// of api/v1's Kinds.
+var mooringKinds = func() []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, k := range mooringv1.Kinds() {
+		gvk := k.GroupVersionKind()
+		out = append(out, gvk.GroupVersion().WithKind(gvk.Kind+"List"))
+	}
+	return out
+}()
 
 // ExpectPassword declares that a test made Mooring generate a password into Secret
 // ns/name, which stays until the package ends. CheckNoSecretsLeaked then fails unless that
@@ -44,7 +47,7 @@ func (e *Env) ExpectPassword(ns, name string) {
 // passwords it looked for.
 func (e *Env) CheckNoSecretsLeaked(ctx context.Context) (int, error) {
 	secrets := &corev1.SecretList{}
-	if err := e.Client.List(ctx, secrets, client.MatchingLabels{engine.ManagedByLabel: engine.ManagedBy}); err != nil {
+	if err := e.Client.List(ctx, secrets, client.MatchingLabels{mooringv1.ManagedByLabel: mooringv1.ManagedBy}); err != nil {
 		return 0, fmt.Errorf("list Secrets: %w", err)
 	}
 	var passwords [][]byte
@@ -61,7 +64,7 @@ func (e *Env) CheckNoSecretsLeaked(ctx context.Context) (int, error) {
 	for _, k := range expected {
 		if !searched[k] {
 			return len(passwords), fmt.Errorf("the tests made Mooring generate a password into Secret %s, but the leak check found no password there among %d Secrets labelled %s=%s: it would look for nothing",
-				k, len(secrets.Items), engine.ManagedByLabel, engine.ManagedBy)
+				k, len(secrets.Items), mooringv1.ManagedByLabel, mooringv1.ManagedBy)
 		}
 	}
 	if len(passwords) == 0 {
