@@ -31,8 +31,7 @@ type nameRule struct {
 var dns1035Label = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 
 // The name rules of the kinds whose names their children carry; the limits are the API's
-// (api/v1 and api/v1beta1 names.go), proven by internal/controller/limits_test.go. The
-// Backup's is its own check (validateBackupSpec): its name is only a CronJob's.
+// (api/v1 and api/v1beta1 names.go), proven by internal/controller/limits_test.go.
 var (
 	appNameRule = nameRule{
 		max:     mooringv1.MaxAppNameLength,
@@ -48,6 +47,11 @@ var (
 		max:     v1beta1.MaxNameLength,
 		tooLong: "the StatefulSet labels its pods with controller-revision-hash <name>-<10-character hash>, at most 63 characters",
 		label:   "it names the DatabaseCluster's Service",
+	}
+	// A Backup names no Service: any name the API server takes within the length will do.
+	backupNameRule = nameRule{
+		max:     MaxBackupNameLength,
+		tooLong: "it names the Backup's CronJob, whose Jobs are named <name>-<up to 11 digits>, a label value of at most 63 characters",
 	}
 )
 
