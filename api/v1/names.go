@@ -2,8 +2,9 @@ package v1
 
 // Name limits. Every object's name becomes the name of children and the value of the
 // app.kubernetes.io/name and instance labels (at most 63 characters), so a name the
-// children cannot carry is rejected when the object is created, by the CEL rules on each
-// kind's type (name is immutable, so the rules check creation only). The limits are
+// children cannot carry is rejected when the object is created, by each kind's validating
+// webhook as an error on metadata.name (name is immutable, so creation only; a CEL rule
+// on the CRD root would be reported with no field, as "<nil>"). The limits are
 // proven by internal/controller/limits_test.go, which builds every child of a name at the
 // limit and validates it as the API server would.
 const (

@@ -17,7 +17,8 @@ import (
 
 // +kubebuilder:webhook:path=/validate-mooring-dev-v1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=mooring.dev,resources=apps,verbs=create;update,versions=v1,name=vapp-v1.mooring.dev,admissionReviewVersions=v1
 
-// AppValidator checks what the App's schema cannot: that the image is a valid reference,
+// AppValidator checks what the App's schema cannot: that a new App's name can name its
+// children (appNameRule), that the image is a valid reference,
 // that every child the App controller would build from it (its Deployment, Service,
 // ConfigMap, Ingress, ...) is one the API server takes (childErrors), that the pod security
 // context does not undo the restrictions Mooring's pods run with nor ask for more than the
@@ -51,7 +52,10 @@ func (v AppValidator) ValidateUpdate(ctx context.Context, old, app *mooringv1.Ap
 	// built from the spec (and the name, which cannot change), so an update that leaves the
 	// spec alone (a label, a finalizer) makes the same children, and the ratchet would
 	// drop all their errors: no dry run then.
-	if v.Children != nil && (old == nil || !equality.Semantic.DeepEqual(old.Spec, app.Spec)) {
+	// A name the children cannot carry (validateAppUpdate says why) would fail every dry
+	// run on the name alone.
+	if v.Children != nil && (old == nil || !equality.Semantic.DeepEqual(old.Spec, app.Spec)) &&
+		(old != nil || len(appNameRule.errors(app.Name)) == 0) {
 		errs = append(errs, ratchet(func(a *mooringv1.App) field.ErrorList { return childErrors(ctx, v.Children, a) }, app, old)...)
 	}
 	return appWarnings(app), validateAppUpdate(old, app, errs...)
@@ -127,6 +131,9 @@ func validateApp(app *mooringv1.App) error { return validateAppUpdate(nil, app) 
 // child has been failing, or its pods running, with it since), only for a new one.
 func validateAppUpdate(old, app *mooringv1.App, more ...*field.Error) error {
 	errs := append(field.ErrorList{}, more...)
+	if old == nil {
+		errs = append(errs, appNameRule.errors(app.Name)...)
+	}
 	errs = append(errs, validateImage(field.NewPath("spec", "image"), app.Spec.Image)...)
 	errs = append(errs, validatePodSecurityContext(app.Spec.SecurityContext, field.NewPath("spec", "securityContext"))...)
 	errs = append(errs, ratchet(baselineErrors, app, old)...)

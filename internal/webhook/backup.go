@@ -90,8 +90,8 @@ func validateBackupSpec(old, b *mooringv1.Backup) field.ErrorList {
 			errs = append(errs, field.Invalid(spec.Child("schedule"), b.Spec.Schedule, err.Error()))
 		}
 	}
-	if len(b.Name) > MaxBackupNameLength {
-		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), b.Name, MaxBackupNameLength))
+	if old == nil {
+		errs = append(errs, backupNameRule.errors(b.Name)...)
 	}
 	if name := b.Spec.DatabaseRef.Name; name != "" && (old == nil || name != old.Spec.DatabaseRef.Name) {
 		if msg := databaseNameProblem(name); msg != "" {

@@ -49,7 +49,8 @@ func (DatabaseClusterDefaulter) Default(_ context.Context, db *v1beta1.DatabaseC
 // the DatabaseCluster that Backup dumps.
 // +kubebuilder:rbac:groups=mooring.dev,resources=backups;databaseclusters,verbs=get
 
-// DatabaseClusterValidator rejects what CEL cannot express, and what CEL checks only for
+// DatabaseClusterValidator rejects what CEL cannot express (a new cluster's name that its
+// children cannot carry, databaseClusterNameRule, among it), and what CEL checks only for
 // requests made in v1beta1.
 type DatabaseClusterValidator struct {
 	// Reader looks up the Backup a new cluster's spec.bootstrap names. Setup gives it the
@@ -195,9 +196,11 @@ func propagation(ctx context.Context) metav1.DeletionPropagation {
 	return ""
 }
 
-// validateDatabaseCluster checks a new cluster's fields, with more errors found elsewhere.
+// validateDatabaseCluster checks a new cluster's name and fields, with more errors found
+// elsewhere.
 func validateDatabaseCluster(db *v1beta1.DatabaseCluster, more ...*field.Error) error {
-	return invalid(db, append(validateFields(nil, db), more...))
+	errs := append(databaseClusterNameRule.errors(db.Name), validateFields(nil, db)...)
+	return invalid(db, append(errs, more...))
 }
 
 // validateFields checks db's fields on their own: every field on create (old nil), and on
