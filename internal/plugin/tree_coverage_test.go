@@ -395,15 +395,3 @@ func componentOf(root client.Object) string {
 	panic(fmt.Sprintf("no component for %T", root))
 }
 
-// The plugin's copies of the operator's names agree with the operator's.
-func TestTreeNamesMatchTheOperator(t *testing.T) {
-	db := &v1beta1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: "orders"}}
-	for name, p := range map[string][2]string{
-		"database":     {databaseComponent, database.Component},
-		"admin Secret": {adminSecretName(db.Name), database.AdminSecretName(db)},
-	} {
-		if p[0] != p[1] {
-			t.Errorf("%s: plugin %q, operator %q", name, p[0], p[1])
-		}
-	}
-}

@@ -48,14 +48,8 @@ func mooringNode(kind string, m metav1.ObjectMeta, phase string, conds []metav1.
 
 // A child Mooring creates without an owner reference (one that must outlive its object,
 // or be made while the object is being deleted) is found by its labels, which name the
-// object (instance) and carry its kind's component: api/v1's AppComponent and the like.
-// databaseComponent is a DatabaseCluster's (the operator's database.Component).
-const databaseComponent = "database"
-
-// adminSecretName is a DatabaseCluster's superuser Secret (the operator's
-// database.AdminSecretName).
-func adminSecretName(name string) string { return name + "-admin" }
-
+// object (instance) and carry its kind's component: api/v1's AppComponent and the like, api/v1beta1's
+// DatabaseComponent.
 // appTree is App → Deployment → ReplicaSets → Pods, and the App's Service, ConfigMap,
 // PodDisruptionBudget, HorizontalPodAutoscaler, Ingress and HTTPRoute.
 func (s *Snapshot) appTree(a *mooringv1.App, now time.Time) *Node {
@@ -187,8 +181,8 @@ func (s *Snapshot) databaseTree(d *v1beta1.DatabaseCluster, now time.Time) *Node
 	if d.Spec.SecretName != "" {
 		n.addChild(s.secretNode(d.Namespace, d.Spec.SecretName))
 	}
-	n.addChild(s.secretNode(d.Namespace, adminSecretName(d.Name)))
-	s.addChildren(n, d, now, databaseComponent, v1beta1.FinalSnapshotComponent)
+	n.addChild(s.secretNode(d.Namespace, v1beta1.AdminSecretName(d.Name)))
+	s.addChildren(n, d, now, v1beta1.DatabaseComponent, v1beta1.FinalSnapshotComponent)
 	for i := range s.Backups {
 		b := &s.Backups[i]
 		if b.Namespace == d.Namespace && b.Spec.DatabaseRef.Name == d.Name {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/api/v1beta1"
 )
 
 // eventsPerObject is how many of an object's latest events its row shows.
@@ -153,7 +154,7 @@ func makeRow(k *kindSpec, obj *unstructured.Unstructured, events map[string][]ev
 	case mooringv1.KindDatabaseCluster:
 		secret := fieldString(o, "spec.secretName")
 		if secret == "" {
-			secret = obj.GetName() + "-credentials"
+			secret = v1beta1.CredentialsSecretName(obj.GetName())
 		}
 		endpoint := fieldString(o, "status.primaryEndpoint")
 		if endpoint == "" {
