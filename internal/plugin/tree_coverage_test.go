@@ -394,4 +394,3 @@ func componentOf(root client.Object) string {
 	}
 	panic(fmt.Sprintf("no component for %T", root))
 }
-
