@@ -21,14 +21,9 @@ import (
 
 // Restoring reads the Backup a cluster is bootstrapped from.
 // +kubebuilder:rbac:groups=mooring.dev,resources=backups,verbs=get;list;watch
-
-const ()
-
-// Reasons of Restored.
-const ()
+// Its condition (Restored) and reasons are api/v1beta1's.
 
 const (
-
 	// restoreComponent labels the restore Job's pods: not "database", so that the
 	// cluster's Services do not select them; with Mooring's labels, so the cache (which
 	// keeps Mooring's pods) has them and their termination message.
