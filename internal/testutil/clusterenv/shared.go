@@ -64,6 +64,8 @@ func Serve(ctx context.Context, dir string) error {
 	if err := os.Rename(tmp, filepath.Join(dir, sharedFile)); err != nil {
 		return err
 	}
+	// Gone with the cluster, so a package sent to it fails at once naming what is missing.
+	defer os.Remove(filepath.Join(dir, sharedFile))
 	fmt.Fprintf(os.Stderr, "shared: cluster and operator ready; %s=%s\n", SharedEnv, dir)
 	select {
 	case <-ctx.Done():
