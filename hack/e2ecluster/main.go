@@ -79,7 +79,8 @@ func start(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer log.Close()
+	// The child holds its own descriptor of the log; this one is only for starting it.
+	defer func() { _ = log.Close() }()
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -103,7 +104,10 @@ func start(dir string) error {
 		select {
 		case err := <-exited:
 			_ = os.Remove(pidFile(dir))
-			return fmt.Errorf("the shared cluster exited before it was ready (%v); its log, %s:\n%s", err, logPath, tail(logPath, 30))
+			if err == nil {
+				err = errors.New("exit status 0")
+			}
+			return fmt.Errorf("the shared cluster exited before it was ready (%w); its log, %s:\n%s", err, logPath, tail(logPath, 30))
 		case <-tick.C:
 		}
 		if clusterenv.SharedReady(dir) {

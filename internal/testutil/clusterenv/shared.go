@@ -65,12 +65,12 @@ func Serve(ctx context.Context, dir string) error {
 		return err
 	}
 	// Gone with the cluster, so a package sent to it fails at once naming what is missing.
-	defer os.Remove(filepath.Join(dir, sharedFile))
+	defer func() { _ = os.Remove(filepath.Join(dir, sharedFile)) }()
 	fmt.Fprintf(os.Stderr, "shared: cluster and operator ready; %s=%s\n", SharedEnv, dir)
 	select {
 	case <-ctx.Done():
 	case err := <-e.Operator.Exited():
-		return fmt.Errorf("the shared operator exited: %v", err)
+		return fmt.Errorf("the shared operator exited: %w", err)
 	}
 	return e.CheckNotForbidden()
 }
