@@ -106,9 +106,23 @@ TESTREPORT  = bin/testreport
 testreport:
 	@go build -o $(TESTREPORT) ./hack/testreport
 
+# The e2e packages that leave the cluster as they found it (test/portal, test/ui: their
+# TestMain sets clusterenv.Options.Shared) attach to one cluster and operator that
+# hack/e2ecluster runs beside go test, in E2E_CLUSTER_DIR; the others start their own
+# (docs/testing.md). WITH_E2E_CLUSTER starts it, and stops it when the recipe's shell
+# exits, whether the tests passed, failed or were interrupted.
+E2E_CLUSTER      = bin/e2ecluster
+E2E_CLUSTER_DIR  = $(CURDIR)/bin/e2e-cluster
+WITH_E2E_CLUSTER = trap '$(E2E_CLUSTER) stop $(E2E_CLUSTER_DIR)' EXIT; \
+	$(E2E_BINS) $(E2E_CLUSTER) start $(E2E_CLUSTER_DIR) && MOORING_E2E_CLUSTER=$(E2E_CLUSTER_DIR)
+
+.PHONY: e2ecluster
+e2ecluster:
+	@go build -o $(E2E_CLUSTER) ./hack/e2ecluster
+
 .PHONY: test
-test: tools verify lint build testreport ## Run every test, the three tiers in one go test: unit, envtest integration, end to end on local clusters and the real node.
-	MOORING_TEST_TIERS=unit,integration,e2e KUBEBUILDER_ASSETS=$(TEST_ASSETS) $(E2E_BINS) \
+test: tools verify lint build testreport e2ecluster ## Run every test, the three tiers in one go test: unit, envtest integration, end to end on local clusters and the real node.
+	$(WITH_E2E_CLUSTER) MOORING_TEST_TIERS=unit,integration,e2e KUBEBUILDER_ASSETS=$(TEST_ASSETS) $(E2E_BINS) \
 		$(GO_TEST) $(E2E_PKGS) ./... | $(TESTREPORT)
 
 .PHONY: test-unit
@@ -120,8 +134,8 @@ test-integration: tools testreport ## Run the tests against envtest (bin/k8s), w
 	MOORING_TEST_TIERS=integration,unit KUBEBUILDER_ASSETS=$(TEST_ASSETS) $(GO_TEST) -short $(UNIT_PKGS) | $(TESTREPORT)
 
 .PHONY: test-e2e
-test-e2e: tools build testreport ## Run the end-to-end packages on local clusters, and the real-pod tier (test/real).
-	MOORING_TEST_TIERS=e2e,unit KUBEBUILDER_ASSETS=$(TEST_ASSETS) $(E2E_BINS) $(GO_TEST) $(E2E_PKGS) | $(TESTREPORT)
+test-e2e: tools build testreport e2ecluster ## Run the end-to-end packages on local clusters, and the real-pod tier (test/real).
+	$(WITH_E2E_CLUSTER) MOORING_TEST_TIERS=e2e,unit KUBEBUILDER_ASSETS=$(TEST_ASSETS) $(E2E_BINS) $(GO_TEST) $(E2E_PKGS) | $(TESTREPORT)
 
 # Executions per conversion fuzz target in `make fuzz`; the builder target gets a tenth.
 FUZZ_EXECS ?= 1000000

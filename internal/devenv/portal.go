@@ -58,6 +58,13 @@ func UserRoles(root, kubectl string) ([]*unstructured.Unstructured, error) {
 // so the portal runs with exactly the rights it has in production. It returns that
 // kubeconfig's path and a rest.Config for it.
 func InstallPortal(ctx context.Context, cfg *rest.Config, root, kubectl, stateDir string) (string, *rest.Config, error) {
+	return InstallPortalIn(ctx, cfg, root, kubectl, stateDir, PortalNamespace)
+}
+
+// InstallPortalIn is InstallPortal with the portal's own namespace (its Secrets, Lease
+// and ServiceAccount) named ns instead of mooring-portal: end-to-end packages sharing one
+// cluster each install a portal of their own this way (see InNamespace).
+func InstallPortalIn(ctx context.Context, cfg *rest.Config, root, kubectl, stateDir, ns string) (string, *rest.Config, error) {
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return "", nil, err
@@ -78,7 +85,7 @@ func InstallPortal(ctx context.Context, cfg *rest.Config, root, kubectl, stateDi
 		}
 		objs = append(objs, docs...)
 	}
-	for _, o := range objs {
+	for _, o := range InNamespace(objs, ns) {
 		if err := apply(ctx, c, o); err != nil {
 			return "", nil, err
 		}
@@ -89,15 +96,15 @@ func InstallPortal(ctx context.Context, cfg *rest.Config, root, kubectl, stateDi
 		return "", nil, err
 	}
 	ttl := int64(24 * 60 * 60)
-	tr, err := cs.CoreV1().ServiceAccounts(PortalNamespace).CreateToken(ctx, PortalServiceAccount,
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, PortalServiceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &ttl}}, metav1.CreateOptions{})
 	if err != nil {
-		return "", nil, fmt.Errorf("token for ServiceAccount %s/%s: %w", PortalNamespace, PortalServiceAccount, err)
+		return "", nil, fmt.Errorf("token for ServiceAccount %s/%s: %w", ns, PortalServiceAccount, err)
 	}
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
 	kc.AuthInfos[PortalServiceAccount] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	kc.Contexts["portal"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: PortalServiceAccount, Namespace: PortalNamespace}
+	kc.Contexts["portal"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: PortalServiceAccount, Namespace: ns}
 	kc.CurrentContext = "portal"
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return "", nil, err
@@ -111,4 +118,44 @@ func InstallPortal(ctx context.Context, cfg *rest.Config, root, kubectl, stateDi
 		return "", nil, err
 	}
 	return path, rc, nil
+}
+
+// InNamespace returns config/portal's objects moved from the mooring-portal namespace to
+// ns: the Namespace itself, the objects in it, and the ServiceAccount subject of every
+// binding. A binding outside ns (the ClusterRoleBinding, the RoleBinding in the users'
+// namespace) gets the suffix "-<ns>" to its name, so two portals' bindings live side by
+// side. Everything else (ClusterRoles, the users' namespace, the policy) is the same for
+// every portal and applied as it is. The objects are changed in place.
+func InNamespace(objs []*unstructured.Unstructured, ns string) []*unstructured.Unstructured {
+	if ns == PortalNamespace {
+		return objs
+	}
+	for _, o := range objs {
+		switch {
+		case o.GetKind() == "Namespace" && o.GetName() == PortalNamespace:
+			o.SetName(ns)
+			continue
+		case o.GetNamespace() == PortalNamespace:
+			o.SetNamespace(ns)
+		}
+		if o.GetKind() != "RoleBinding" && o.GetKind() != "ClusterRoleBinding" {
+			continue
+		}
+		subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+		moved := false
+		for _, s := range subjects {
+			if s, ok := s.(map[string]any); ok && s["kind"] == "ServiceAccount" && s["namespace"] == PortalNamespace {
+				s["namespace"] = ns
+				moved = true
+			}
+		}
+		if !moved {
+			continue
+		}
+		_ = unstructured.SetNestedSlice(o.Object, subjects, "subjects")
+		if o.GetNamespace() != ns {
+			o.SetName(o.GetName() + "-" + ns)
+		}
+	}
+	return objs
 }

@@ -21,7 +21,7 @@ import (
 var suite *clusterenv.Env
 
 func TestMain(m *testing.M) {
-	clusterenv.Main(m, &suite, clusterenv.Options{Name: "portal"})
+	clusterenv.Main(m, &suite, clusterenv.Options{Name: "portal", Shared: true})
 }
 
 // Flags every portal replica of the package runs with: short token lives and lockouts
@@ -61,7 +61,10 @@ func setup(t *testing.T) *env {
 func start() (*env, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	pe, err := portalenv.Install(ctx, suite, "e2e-admin-password")
+	// A namespace and a first admin of the package's own: test/ui may run a portal on the
+	// same cluster (clusterenv's Shared).
+	pe, err := portalenv.Install(ctx, suite, portalenv.Options{
+		Namespace: "mooring-portal-e2e", AdminUsername: "portal-admin", AdminPassword: "e2e-admin-password"})
 	if err != nil {
 		return nil, err
 	}
@@ -100,5 +103,5 @@ func (e *env) client(t *testing.T, i int) *portaltest.Client {
 }
 
 func (e *env) adminToken(t *testing.T) string {
-	return e.client(t, 0).Login("admin", e.AdminPassword).AccessToken
+	return e.client(t, 0).Login(e.AdminUsername, e.AdminPassword).AccessToken
 }

@@ -25,7 +25,7 @@ const chromium = "/usr/bin/chromium"
 var suite *clusterenv.Env
 
 func TestMain(m *testing.M) {
-	clusterenv.Main(m, &suite, clusterenv.Options{Name: "ui"})
+	clusterenv.Main(m, &suite, clusterenv.Options{Name: "ui", Shared: true})
 }
 
 const adminPassword = "ui-test-admin-password"
@@ -36,7 +36,9 @@ func startPortal(t *testing.T) *localcluster.Portal {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	env, err := portalenv.Install(ctx, suite, adminPassword)
+	// A namespace of the package's own (test/portal may run a portal on the same
+	// cluster, with a first admin of its own); the first admin is "admin".
+	env, err := portalenv.Install(ctx, suite, portalenv.Options{Namespace: "mooring-portal-ui", AdminPassword: adminPassword})
 	if err != nil {
 		t.Fatalf("install the portal: %v", err)
 	}

@@ -1,9 +1,10 @@
 // Package clusterenv starts what an end-to-end test package needs: a local cluster
 // (etcd, kube-apiserver, controller-manager, scheduler, kwok), Mooring's CRDs and
 // localhost webhooks, and the operator binary built from the checkout, running as a
-// ServiceAccount bound to the generated ClusterRole. Each test package that drives the
-// whole system gets its own Env from Main, so packages that break things on purpose
-// (faults, a stopped operator) never disturb each other.
+// ServiceAccount bound to the generated ClusterRole. Each test package that breaks things
+// on purpose (faults, a stopped operator) gets its own Env from Main, so it never
+// disturbs another; the packages that do not (Options.Shared) attach to one cluster that
+// hack/e2ecluster runs for the whole `make test` (see shared.go).
 package clusterenv
 
 import (
@@ -32,21 +33,30 @@ import (
 type Env struct {
 	// Root is the repository root; BinDir holds kubectl and the control-plane binaries.
 	Root, BinDir string
-	// StateDir holds the cluster's state and logs and the operator's log (mooring.log);
-	// it is kept when the package fails.
+	// StateDir holds the cluster's state and logs and the operator's log (mooring.log),
+	// or, on a shared cluster, what the package adds (its portals' logs, say); it is
+	// kept when the package fails.
 	StateDir string
+	// Kubeconfig is the cluster admin's kubeconfig.
+	Kubeconfig string
 	// OperatorBin is the operator built from this checkout.
 	OperatorBin string
 	// OperatorKubeconfig authenticates as the operator's ServiceAccount.
 	OperatorKubeconfig string
 	// WebhookPort is where the operator serves its webhooks on 127.0.0.1.
 	WebhookPort int
-	Cluster     *localcluster.Cluster
-	// Operator is the running operator, nil while stopped.
+	// Cluster is the cluster the package started, nil on a shared one.
+	Cluster *localcluster.Cluster
+	// Operator is the running operator the package started, nil while stopped and on
+	// a shared cluster.
 	Operator *localcluster.Operator
 	// Config and Client act as the cluster admin.
 	Config *rest.Config
 	Client client.Client
+
+	// sharedDir is the state directory of the shared cluster the Env attached to, ""
+	// when the package started its own.
+	sharedDir string
 
 	// auditLog is kube-apiserver's log of the operator's writes, "" unless
 	// Options.AuditOperatorWrites.
@@ -76,6 +86,13 @@ type Options struct {
 	// AuditOperatorWrites has kube-apiserver log every write of the operator's
 	// ServiceAccount, so a test can count those to its own namespace (OperatorWrites).
 	AuditOperatorWrites bool
+	// Shared says the package leaves the cluster and the operator as it found them (no
+	// restart, no other flags, no write counts, nothing cluster-wide deleted that
+	// another package needs), so it attaches to the cluster named by MOORING_E2E_CLUSTER
+	// when that is set; it starts its own otherwise.
+	Shared bool
+	// StateDir is where the state goes, a new temporary directory when empty.
+	StateDir string
 }
 
 // Main is a TestMain: it starts the Env, stores it in *env, runs the tests, and stops
@@ -106,18 +123,22 @@ func Main(m *testing.M, env **Env, o Options) {
 
 func run(m *testing.M, out **Env, o Options) (int, error) {
 	start := time.Now()
-	e, err := Start(o)
+	e, err := startOrAttach(o)
 	if e != nil {
 		*out = e
 		defer e.stop()
 	}
 	if err != nil {
 		if e != nil {
-			fmt.Fprintf(os.Stderr, "%s: logs kept in %s (cluster/logs/, mooring.log)\n", o.Name, e.StateDir)
+			fmt.Fprintf(os.Stderr, "%s: logs kept in %s\n", o.Name, e.logsWhere())
 		}
 		return 1, err
 	}
-	fmt.Fprintf(os.Stderr, "%s: cluster and operator ready in %s\n", o.Name, time.Since(start).Round(100*time.Millisecond))
+	ready := "cluster and operator ready"
+	if e.sharedDir != "" {
+		ready = "attached to the shared cluster " + e.sharedDir
+	}
+	fmt.Fprintf(os.Stderr, "%s: %s in %s\n", o.Name, ready, time.Since(start).Round(100*time.Millisecond))
 	code := m.Run()
 	// What the tests started for the whole package stops before the checks read its logs.
 	if err := e.runCleanups(); err != nil {
@@ -141,7 +162,7 @@ func run(m *testing.M, out **Env, o Options) (int, error) {
 		}
 	}
 	if code != 0 {
-		fmt.Fprintf(os.Stderr, "%s: failed; logs kept in %s (cluster/logs/, mooring.log)\n", o.Name, e.StateDir)
+		fmt.Fprintf(os.Stderr, "%s: failed; logs kept in %s\n", o.Name, e.logsWhere())
 	} else {
 		_ = os.RemoveAll(e.StateDir)
 	}
@@ -159,7 +180,12 @@ func Start(o Options) (*Env, error) {
 	if missing := localcluster.MissingBinaries(e.BinDir); len(missing) > 0 {
 		return nil, fmt.Errorf("%v missing in %s: run `make tools`", missing, e.BinDir)
 	}
-	if e.StateDir, err = os.MkdirTemp("", "mooring-"+o.Name+"-"); err != nil {
+	if e.StateDir = o.StateDir; e.StateDir == "" {
+		e.StateDir, err = os.MkdirTemp("", "mooring-"+o.Name+"-")
+	} else {
+		err = os.MkdirAll(e.StateDir, 0o755)
+	}
+	if err != nil {
 		return nil, err
 	}
 	// The operator `make test-e2e` built once for every package, else built from this
@@ -185,7 +211,7 @@ func Start(o Options) (*Env, error) {
 	}); err != nil {
 		return e, err
 	}
-	e.Config = e.Cluster.Config
+	e.Config, e.Kubeconfig = e.Cluster.Config, e.Cluster.KubeconfigPath
 	if e.Client, err = client.New(e.Config, client.Options{Scheme: manager.Scheme}); err != nil {
 		return e, err
 	}
@@ -235,6 +261,9 @@ func (e *Env) StartOperator(ctx context.Context, extraArgs ...string) error {
 // StartOperatorProcess runs one more operator process with exactly args, logging to
 // <state>/<logName>; the caller stops it. Tests of leader election run two this way.
 func (e *Env) StartOperatorProcess(ctx context.Context, logName string, args ...string) (*localcluster.Operator, error) {
+	if e.sharedDir != "" {
+		return nil, errNotShared("start an operator")
+	}
 	return localcluster.StartOperator(ctx, localcluster.OperatorOptions{
 		Binary:     e.OperatorBin,
 		Kubeconfig: e.OperatorKubeconfig,
@@ -245,6 +274,9 @@ func (e *Env) StartOperatorProcess(ctx context.Context, logName string, args ...
 
 // StopOperator stops the operator started by StartOperator, if it runs.
 func (e *Env) StopOperator() error {
+	if e.sharedDir != "" {
+		return errNotShared("stop the operator")
+	}
 	if e.Operator == nil {
 		return nil
 	}
@@ -255,21 +287,26 @@ func (e *Env) StopOperator() error {
 
 // Kubectl returns a kubectl command acting as the cluster admin.
 func (e *Env) Kubectl(args ...string) *exec.Cmd {
-	return exec.Command(filepath.Join(e.BinDir, "kubectl"), append([]string{"--kubeconfig", e.Cluster.KubeconfigPath}, args...)...)
+	return exec.Command(filepath.Join(e.BinDir, "kubectl"), append([]string{"--kubeconfig", e.Kubeconfig}, args...)...)
 }
 
 // KubectlContext is Kubectl killed when ctx ends: a check polled with a deadline must not
 // wait longer than it for an API server that does not answer.
 func (e *Env) KubectlContext(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, filepath.Join(e.BinDir, "kubectl"), append([]string{"--kubeconfig", e.Cluster.KubeconfigPath}, args...)...)
+	cmd := exec.CommandContext(ctx, filepath.Join(e.BinDir, "kubectl"), append([]string{"--kubeconfig", e.Kubeconfig}, args...)...)
 	// Once kubectl is killed, stop waiting for its output pipes too.
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }
 
-// CheckNotForbidden fails when any operator log of the Env shows a request denied by RBAC.
+// CheckNotForbidden fails when any operator log of the Env (the shared cluster's too)
+// shows a request denied by RBAC.
 func (e *Env) CheckNotForbidden() error {
-	logs, _ := filepath.Glob(filepath.Join(e.StateDir, "*.log"))
+	var logs []string
+	for _, dir := range e.stateDirs() {
+		l, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		logs = append(logs, l...)
+	}
 	for _, path := range logs {
 		log, err := os.ReadFile(path)
 		if err != nil {

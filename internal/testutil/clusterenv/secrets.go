@@ -42,7 +42,7 @@ func (e *Env) ExpectPassword(ns, name string) {
 
 // CheckNoSecretsLeaked fails when a password Mooring generated (the "password" key of every
 // Secret labelled managed-by=mooring) appears in any log of the Env (the operator's and
-// every control-plane component's), in any event, or in any Mooring object, and when a
+// every control-plane component's, the shared cluster's too), in any event, or in any Mooring object, and when a
 // Secret declared with ExpectPassword is not among those searched. It returns how many
 // passwords it looked for.
 func (e *Env) CheckNoSecretsLeaked(ctx context.Context) (int, error) {
@@ -78,18 +78,20 @@ func (e *Env) CheckNoSecretsLeaked(ctx context.Context) (int, error) {
 		}
 		return nil
 	}
-	err := filepath.WalkDir(e.StateDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(path) != ".log" && filepath.Ext(path) != ".txt" {
-			return err
-		}
-		data, err := os.ReadFile(path)
+	for _, dir := range e.stateDirs() {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || filepath.Ext(path) != ".log" && filepath.Ext(path) != ".txt" {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			return leak(path, data)
+		})
 		if err != nil {
-			return err
+			return len(passwords), err
 		}
-		return leak(path, data)
-	})
-	if err != nil {
-		return len(passwords), err
 	}
 	lists := []client.ObjectList{&eventsv1.EventList{}, &corev1.EventList{}}
 	for _, gvk := range mooringKinds {

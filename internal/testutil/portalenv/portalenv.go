@@ -22,26 +22,45 @@ type Env struct {
 	// the portal's ServiceAccount.
 	Bin, Kubeconfig string
 	Config          *rest.Config
-	// AdminPassword is the first admin's ("admin") password, in AdminPasswordFile.
-	AdminPassword, AdminPasswordFile string
+	// Namespace holds the portal's Secrets and Lease.
+	Namespace string
+	// AdminUsername is the first admin; AdminPassword its password, in AdminPasswordFile.
+	AdminUsername, AdminPassword, AdminPasswordFile string
 
 	cluster *clusterenv.Env
 }
 
+// Options name what is a package's own when several share a cluster: each package
+// installs its portal in a namespace of its own with a first admin of its own, since
+// Users are cluster-wide.
+type Options struct {
+	// Namespace is the portal's namespace, mooring-portal when empty.
+	Namespace string
+	// AdminUsername is the first admin, "admin" when empty.
+	AdminUsername, AdminPassword string
+}
+
 // Install builds cmd/mooring-portal, applies the user ClusterRoles and the portal's
-// RBAC, and writes the first admin's password file, all under the cluster's state
+// RBAC, and writes the first admin's password file, all under the package's state
 // directory (kept when the package fails).
-func Install(ctx context.Context, e *clusterenv.Env, adminPassword string) (*Env, error) {
-	p := &Env{Bin: filepath.Join(e.StateDir, "mooring-portal"), AdminPassword: adminPassword, cluster: e,
+func Install(ctx context.Context, e *clusterenv.Env, o Options) (*Env, error) {
+	p := &Env{Bin: filepath.Join(e.StateDir, "mooring-portal"), Namespace: o.Namespace,
+		AdminUsername: o.AdminUsername, AdminPassword: o.AdminPassword, cluster: e,
 		AdminPasswordFile: filepath.Join(e.StateDir, "portal-admin-password")}
+	if p.Namespace == "" {
+		p.Namespace = devenv.PortalNamespace
+	}
+	if p.AdminUsername == "" {
+		p.AdminUsername = "admin"
+	}
 	var err error
 	if p.Bin, err = testutil.Binary(testutil.PortalBinEnv, "./cmd/mooring-portal", p.Bin); err != nil {
 		return nil, err
 	}
-	if p.Kubeconfig, p.Config, err = devenv.InstallPortal(ctx, e.Config, e.Root, filepath.Join(e.BinDir, "kubectl"), e.StateDir); err != nil {
+	if p.Kubeconfig, p.Config, err = devenv.InstallPortalIn(ctx, e.Config, e.Root, filepath.Join(e.BinDir, "kubectl"), e.StateDir, p.Namespace); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(p.AdminPasswordFile, []byte(adminPassword+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(p.AdminPasswordFile, []byte(p.AdminPassword+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -53,6 +72,7 @@ func Install(ctx context.Context, e *clusterenv.Env, adminPassword string) (*Env
 func (p *Env) Start(ctx context.Context, logName string, args ...string) (*localcluster.Portal, error) {
 	return localcluster.StartPortal(ctx, localcluster.PortalOptions{
 		Binary: p.Bin, Kubeconfig: p.Kubeconfig, LogPath: filepath.Join(p.cluster.StateDir, logName),
-		Args: append([]string{"--namespace", devenv.PortalNamespace, "--admin-password-file", p.AdminPasswordFile}, args...),
+		Args: append([]string{"--namespace", p.Namespace, "--admin-username", p.AdminUsername,
+			"--admin-password-file", p.AdminPasswordFile}, args...),
 	})
 }
