@@ -22,15 +22,21 @@ type fakeObjects struct {
 	noLogs map[string]bool         // user names
 	// read are the pods whose logs were read, "ns/pod".
 	read []string
+	// calls counts every call.
+	calls int
 }
 
 func (f *fakeObjects) Tree(_ context.Context, _ *services.Caller, ns, kind, name string) (*plugin.Node, []string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls++
 	return f.trees[ns+"/"+kind+"/"+name], nil, nil
 }
 
 func (f *fakeObjects) Events(_ context.Context, _ *services.Caller, _, kind, name string) ([]corev1.Event, error) {
+	f.mu.Lock()
+	f.calls++
+	f.mu.Unlock()
 	f.res.mu.Lock()
 	defer f.res.mu.Unlock()
 	var out []corev1.Event
@@ -45,6 +51,7 @@ func (f *fakeObjects) Events(_ context.Context, _ *services.Caller, _, kind, nam
 func (f *fakeObjects) Log(_ context.Context, c *services.Caller, ns, pod string, _ int64) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.calls++
 	f.read = append(f.read, ns+"/"+pod)
 	if f.noLogs[c.User.Spec.Username] {
 		return "", apierrors.NewForbidden(schema.GroupResource{Resource: "pods/log"}, pod, nil)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -197,7 +198,7 @@ func TestObjectPageShowsEverything(t *testing.T) {
 	a := h.as("dev").get(Prefix + "/ns/team-a/apps/web")
 	wantStatus(t, a, http.StatusOK, "object page")
 	wantIn(t, a.body, "object page",
-		`data-kind="App" data-name="web" data-health="unhealthy"`,
+		`data-kind="App" data-name="web" data-health="unhealthy"><span class="health unhealthy">unhealthy</span>`,
 		"<strong>Ready</strong> is False (Rollout)", `<li class="condition pending"><strong>Progressing</strong>`,
 		"Failed: pull &lt;script&gt;", "Created: Created Deployment web",
 		`<span class="kind">Deployment</span> <strong>web</strong>`, `<span class="kind">Service</span> <strong>web</strong>`,
@@ -245,4 +246,59 @@ func TestObjectPageOfAMissingObjectOrKind(t *testing.T) {
 	wantStatus(t, b.get(Prefix+"/ns/team-a/apps/nothere"), http.StatusNotFound, "a missing object")
 	wantStatus(t, b.get(Prefix+"/ns/team-a/widgets/web"), http.StatusNotFound, "an unknown kind")
 	wantStatus(t, b.get(Prefix+"/ns/team-a/apps/Not_A_Name"), http.StatusBadRequest, "a bad name")
+}
+
+// TestNamespacePageOf200Objects: a namespace page of 200 Apps is one list per kind and
+// nothing per object (no events, trees or logs), with one line per object linking to
+// its page.
+func TestNamespacePageOf200Objects(t *testing.T) {
+	h := newHarness(t)
+	for i := range 200 {
+		h.res.put("team-a", "apps", map[string]any{
+			"metadata": map[string]any{"name": fmt.Sprintf("app-%03d", i)},
+			"spec":     map[string]any{"image": "nginx:1.27", "replicas": int64(1)},
+			"status": map[string]any{"phase": "Running", "conditions": []any{
+				map[string]any{"type": "Ready", "status": "True", "reason": "AllReplicasAvailable"},
+				map[string]any{"type": "Progressing", "status": "False", "reason": "RolloutComplete"}}},
+		})
+	}
+	b := h.as("dev")
+	start := time.Now()
+	a := b.get(Prefix + "/ns/team-a")
+	took := time.Since(start)
+	wantStatus(t, a, http.StatusOK, "a namespace of 200 Apps")
+	if n := strings.Count(a.body, `<tr class="object"`); n != 200 {
+		t.Errorf("want 200 lines, got %d", n)
+	}
+	if n := strings.Count(a.body, `data-health="healthy"`); n != 200 {
+		t.Errorf("want 200 healthy Apps, got %d", n)
+	}
+	wantIn(t, a.body, "the last App's line", `<a href="/ui/ns/team-a/apps/app-199">app-199</a>`)
+	h.res.mu.Lock()
+	lists := h.res.lists
+	h.res.mu.Unlock()
+	if lists != len(kindOrder) {
+		t.Errorf("want one list per kind (%d), got %d", len(kindOrder), lists)
+	}
+	if h.obj.calls != 0 {
+		t.Errorf("the namespace page read %d events, trees or logs; want none (they are the object page's)", h.obj.calls)
+	}
+	t.Logf("200 Apps: %d bytes, rendered in %v", len(a.body), took)
+}
+
+// TestNamespacePageListsOnlyConditionsThatAreNotHealthy: a healthy object's line is its
+// health alone; its conditions are on its page.
+func TestNamespacePageListsOnlyConditionsThatAreNotHealthy(t *testing.T) {
+	h := newHarness(t)
+	seedNamespace(h)
+	h.res.put("team-a", "apps", map[string]any{
+		"metadata": map[string]any{"name": "fine"},
+		"spec":     map[string]any{"image": "nginx:1.27"},
+		"status": map[string]any{"phase": "Running", "conditions": []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "AllReplicasAvailable", "message": "FINE-READY"}}},
+	})
+	a := h.as("dev").get(Prefix + "/ns/team-a")
+	wantIn(t, a.body, "namespace page", `data-name="fine" data-phase="Running" data-health="healthy"`, "<strong>Ready</strong> is False (Rollout)")
+	wantNotIn(t, a.body, "namespace page", "FINE-READY")
+	wantIn(t, h.as("dev").get(Prefix+"/ns/team-a/apps/fine").body, "fine's page", "FINE-READY")
 }
