@@ -1,7 +1,7 @@
 package ui
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -187,8 +187,11 @@ func makeLog(pod, text string, err error) *logView {
 	case apierrors.IsForbidden(err):
 		l.NotAllowed = true
 	case err != nil:
-		l.Error = fmt.Sprintf("The log cannot be read: %s", apierrors.ReasonForError(err))
-		if st, ok := err.(apierrors.APIStatus); ok && st.Status().Message != "" {
+		// Only the API server's own message is shown; anything else may carry the
+		// portal's internals.
+		l.Error = "The log cannot be read."
+		var st apierrors.APIStatus
+		if errors.As(err, &st) && st.Status().Message != "" {
 			l.Error = "The log cannot be read: " + st.Status().Message
 		}
 	default:

@@ -302,3 +302,10 @@ func TestNamespacePageListsOnlyConditionsThatAreNotHealthy(t *testing.T) {
 	wantNotIn(t, a.body, "namespace page", "FINE-READY")
 	wantIn(t, h.as("dev").get(Prefix+"/ns/team-a/apps/fine").body, "fine's page", "FINE-READY")
 }
+
+func TestMakeLogHidesErrorsThatAreNotTheAPIServers(t *testing.T) {
+	l := makeLog("web-1", "", errors.New("dial tcp 10.0.0.7:6443: secret internals"))
+	if l.Error != "The log cannot be read." {
+		t.Errorf("a transport error reads %q, want the plain sentence", l.Error)
+	}
+}
