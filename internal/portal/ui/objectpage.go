@@ -2,14 +2,9 @@ package ui
 
 import (
 	"net/http"
-	"net/url"
 
 	"github.com/gin-gonic/gin"
 )
-
-func objectURL(ns, resource, name string) string {
-	return nsURL(ns) + "/" + resource + "/" + url.PathEscape(name)
-}
 
 // objectPage shows one object: its row, spec and status, conditions, events, the
 // children Mooring made (the plugin's status tree), their pods, the last lines of one

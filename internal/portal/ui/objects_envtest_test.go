@@ -90,7 +90,7 @@ func TestImpersonatedLogAndEventsAreTheUsers(t *testing.T) {
 		_, err1 = o.Log(ctx, reader, ns, "web-1", logLines)
 		_, err2 = o.Log(ctx, noLogs, ns, "web-1", logLines)
 		if apierrors.IsForbidden(err1) || !apierrors.IsForbidden(err2) {
-			return fmt.Errorf("want the reader's log read to pass RBAC and nologs' refused; got %v and %v", err1, err2)
+			return fmt.Errorf("want the reader's log read to pass RBAC and nologs' refused; got %w and %w", err1, err2)
 		}
 		return nil
 	}); perr != nil {

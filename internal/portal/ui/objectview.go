@@ -79,10 +79,10 @@ func rowHealth(conds []condition) string {
 	}
 	worst := healthy
 	for _, c := range conds {
-		switch {
-		case c.Health == unhealthy:
+		switch c.Health {
+		case unhealthy:
 			return unhealthy
-		case c.Health == pending:
+		case pending:
 			worst = pending
 		}
 	}
