@@ -146,15 +146,15 @@ func TestWebUI(t *testing.T) {
 	)
 	// The page before held a notice too ("Created."): wait for the scale's own.
 	dev.await("the scale's notice", step, `document.querySelector(".notice")?.textContent.includes("Scaling") ? "yes" : null`)
-	cell := func(i int) string { return fmt.Sprintf(`tr.object[data-name="web"] td:nth-of-type(%d)`, i) }
+	cell := func(label string) string { return fmt.Sprintf(`tr.object[data-name="web"] td[data-label=%q]`, label) }
 	// The Replicas column is the App's status.desiredReplicas: the operator reports the
 	// new count, and the page shows it without a reload.
-	desired := chromedp.Poll[bool](fmt.Sprintf(`document.querySelector(%q)?.textContent === "2"`, cell(2)), chromedp.WithPollingTimeout(rollout))
+	desired := chromedp.Poll[bool](fmt.Sprintf(`document.querySelector(%q)?.textContent === "2"`, cell("Replicas")), chromedp.WithPollingTimeout(rollout))
 	dev.do("watch the desired replicas become 2", rollout, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := desired(ctx, tg)
 		return err
 	}))
-	available := chromedp.Poll[bool](fmt.Sprintf(`document.querySelector(%q)?.textContent === "2"`, cell(3)), chromedp.WithPollingTimeout(rollout))
+	available := chromedp.Poll[bool](fmt.Sprintf(`document.querySelector(%q)?.textContent === "2"`, cell("Available")), chromedp.WithPollingTimeout(rollout))
 	dev.do("watch 2 replicas become available", rollout, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := available(ctx, tg)
 		return err

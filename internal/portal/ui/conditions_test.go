@@ -13,7 +13,7 @@ import (
 
 // TestConditionsShowTheirHealth: each condition is shown by its polarity: a finished
 // rollout (Progressing=False, RolloutComplete) and Ready=True are healthy, a contested
-// field (Contested=True) and Ready=False are not.
+// field (Contested=True) and Ready=False are not, and an App reads as the worst of them.
 func TestConditionsShowTheirHealth(t *testing.T) {
 	h := newHarness(t)
 	h.res.put("team-a", "apps", map[string]any{
@@ -35,7 +35,11 @@ func TestConditionsShowTheirHealth(t *testing.T) {
 	})
 	a := h.as("dev").get(Prefix + "/ns/team-a")
 	wantStatus(t, a, http.StatusOK, "namespace page")
-	wantIn(t, a.body, "healthy conditions",
+	// The namespace page's line of a healthy App is its health; its conditions, each
+	// shown healthy, are on its page.
+	wantIn(t, a.body, "a healthy App's line", `data-name="calm" data-phase="Running" data-health="healthy"`,
+		`data-name="fight" data-phase="NotReady" data-health="unhealthy"`)
+	wantIn(t, h.as("dev").get(Prefix+"/ns/team-a/apps/calm").body, "healthy conditions",
 		`<li class="condition healthy"><strong>Progressing</strong> is False (RolloutComplete)`,
 		`<li class="condition healthy"><strong>Ready</strong> is True (Available)`)
 	wantIn(t, a.body, "unhealthy conditions",

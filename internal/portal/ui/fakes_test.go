@@ -208,6 +208,8 @@ type fakeResources struct {
 	patches []string
 	deleted []string
 	runs    []string
+	// lists counts the calls of List.
+	lists int
 }
 
 func newFakeResources() *fakeResources {
@@ -228,6 +230,7 @@ func (f *fakeResources) Namespaces(_ context.Context, c *services.Caller) (model
 
 func (f *fakeResources) List(_ context.Context, _ *services.Caller, ns, kind string) (*unstructured.UnstructuredList, error) {
 	f.mu.Lock()
+	f.lists++
 	defer f.mu.Unlock()
 	l := &unstructured.UnstructuredList{}
 	for k, o := range f.objs {

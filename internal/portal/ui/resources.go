@@ -25,7 +25,8 @@ func (u *UI) kindOf(c *gin.Context) (*kindSpec, bool) {
 	return k, ok
 }
 
-// namespaceView reads every kind of ns and its events as the caller.
+// namespaceView reads every kind of ns as the caller: one list per kind, nothing per
+// object.
 func (u *UI) namespaceView(c *gin.Context, ns string) (nsView, error) {
 	ctx, cl := c.Request.Context(), caller(c)
 	acc, err := u.o.Permissions.Access(ctx, cl, ns)
@@ -33,10 +34,6 @@ func (u *UI) namespaceView(c *gin.Context, ns string) (nsView, error) {
 		return nsView{}, err
 	}
 	now := u.o.Now()
-	events := map[string][]event{}
-	if el, err := u.o.Resources.Events(ctx, cl, ns); err == nil {
-		events = eventsByObject(el.Items, now)
-	}
 	v := nsView{Namespace: ns}
 	for _, kind := range kindOrder {
 		k := kindSpecs[kind]
@@ -47,7 +44,7 @@ func (u *UI) namespaceView(c *gin.Context, ns string) (nsView, error) {
 			s.Error = describe(ctx, err).Message
 		} else {
 			for i := range l.Items {
-				s.Rows = append(s.Rows, makeRow(k, &l.Items[i], events, now))
+				s.Rows = append(s.Rows, makeRow(k, &l.Items[i], now))
 			}
 		}
 		v.Sections = append(v.Sections, s)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/mooringhq/mooring/internal/portal/middleware"
@@ -49,7 +48,6 @@ type Resources interface {
 	Patch(ctx context.Context, caller *services.Caller, namespace, kind, name string, patch []byte) (*unstructured.Unstructured, error)
 	Delete(ctx context.Context, caller *services.Caller, namespace, kind, name string) error
 	RunBackup(ctx context.Context, caller *services.Caller, namespace, name string) (*unstructured.Unstructured, error)
-	Events(ctx context.Context, caller *services.Caller, namespace string) (*corev1.EventList, error)
 }
 
 // Permissions tells which controls to show: what the API server's RBAC lets the caller
@@ -60,11 +58,13 @@ type Permissions interface {
 }
 
 // Options are the parts the UI works with; Register serves nothing without Accounts,
-// Resources and Permissions.
+// Resources, Permissions and Objects.
 type Options struct {
 	Accounts    Accounts
 	Resources   Resources
 	Permissions Permissions
+	// Objects reads an object page's events, children, pods and logs as the caller.
+	Objects Objects
 	// IPLimit and UserLimit are the API's own limiters, so that the UI and the API share
 	// one budget per client IP (log in, register) and per user (everything else).
 	IPLimit, UserLimit *ratelimit.Limiter
@@ -88,8 +88,8 @@ type UI struct {
 
 // Register serves the UI on r under Prefix, and redirects "/" to it.
 func Register(r *gin.Engine, o Options) error {
-	if o.Accounts == nil || o.Resources == nil || o.Permissions == nil {
-		return fmt.Errorf("ui: Accounts, Resources and Permissions are required")
+	if o.Accounts == nil || o.Resources == nil || o.Permissions == nil || o.Objects == nil {
+		return fmt.Errorf("ui: Accounts, Resources, Permissions and Objects are required")
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = 3000
@@ -130,6 +130,7 @@ func Register(r *gin.Engine, o Options) error {
 	a.POST("/users/:id/unlock", u.unlockUser)
 
 	a.GET("/ns/:ns", u.namespacePage)
+	a.GET("/ns/:ns/:kind/:name", u.objectPage)
 	a.GET("/ns/:ns/:kind/new", u.newPage)
 	a.POST("/ns/:ns/:kind", u.create)
 	a.GET("/ns/:ns/:kind/:name/edit", u.editPage)

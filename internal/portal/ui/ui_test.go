@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/plugin"
 	"github.com/mooringhq/mooring/internal/portal/ratelimit"
 )
 
@@ -25,6 +26,7 @@ type harness struct {
 	srv   *httptest.Server
 	acc   *fakeAccounts
 	res   *fakeResources
+	obj   *fakeObjects
 	limit *ratelimit.Limiter
 }
 
@@ -43,7 +45,8 @@ func newHarnessWith(t *testing.T, change func(*Options)) *harness {
 	h.acc.add("dev", "developer password", portalv1alpha1.RoleDeveloper, "team-a")
 	h.acc.add("nobody", "nobody password", portalv1alpha1.RoleNone)
 	r := gin.New()
-	o := Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, IPLimit: h.limit, UserLimit: h.limit,
+	h.obj = &fakeObjects{res: h.res, trees: map[string]*plugin.Node{}, logs: map[string]string{}, noLogs: map[string]bool{}}
+	o := Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, Objects: h.obj, IPLimit: h.limit, UserLimit: h.limit,
 		Now: fixedNow(time.Now())}
 	if change != nil {
 		change(&o)
@@ -439,13 +442,16 @@ func TestNamespacePageShowsStatusAndEscapesHostileText(t *testing.T) {
 	a := h.as("dev").get(Prefix + "/ns/team-a")
 	wantStatus(t, a, http.StatusOK, "namespace page")
 	wantIn(t, a.body, "namespace page",
-		`<tr class="object" data-name="web" data-phase="NotReady">`, "<td>nginx:1.27</td>", "<td>2</td>", "<td>1</td>", "<td>90m</td>",
+		`<tr class="object" data-name="web" data-phase="NotReady" data-health="unhealthy">`, `<td data-label="Image">nginx:1.27</td>`, `<td data-label="Replicas">2</td>`, `<td data-label="Age">90m</td>`,
 		"<strong>Ready</strong> is False (Rollout): 1 of 2 &lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;&#34;&#39;&amp;",
-		"Failed: pull &lt;script&gt;", "Created: Created Deployment web",
 		"Endpoint:</span> orders.team-a.svc:5432", "Credentials Secret:</span> orders-credentials",
 		"Last success:</span>", "Next scheduled run:</span>", `data-poll="3000"`, `data-live="/ui/ns/team-a"`,
 		`id="new-apps"`, "Scale", "Pause web", "Delete web", "Run backup nightly now", `href="/ui/ns/team-a/apps/web/edit"`)
 	wantNotIn(t, a.body, "namespace page", hostile, "<script>alert", "<img src=x", "password")
+	// One line per object with its health, linking to its page; events are on that page.
+	wantIn(t, a.body, "rows link to object pages", `<a href="/ui/ns/team-a/apps/web">web</a>`,
+		`<td class="health unhealthy" data-label="Health">unhealthy</td>`, `<a href="/ui/ns/team-a/databaseclusters/orders">orders</a>`)
+	wantNotIn(t, a.body, "namespace page without events", "Created Deployment web")
 	// A rollout under way is no alarm: shown, but not as unhealthy.
 	wantIn(t, a.body, "a rollout under way", `<li class="condition pending"><strong>Progressing</strong> is True (Fine): TRUE-CONDITION`)
 	// The hostile name is escaped in text and in URLs.
@@ -665,7 +671,7 @@ func TestRateLimitIsShared(t *testing.T) {
 	h := newHarness(t)
 	h.limit = ratelimit.New(2, time.Minute, nil)
 	r := gin.New()
-	if err := Register(r, Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, IPLimit: h.limit, UserLimit: h.limit,
+	if err := Register(r, Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, Objects: h.obj, IPLimit: h.limit, UserLimit: h.limit,
 		Now: fixedNow(time.Now())}); err != nil {
 		t.Fatal(err)
 	}

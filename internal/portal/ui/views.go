@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -15,9 +14,6 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
-
-// eventsPerObject is how many of an object's latest events its row shows.
-const eventsPerObject = 3
 
 // condition is one condition of an object, with how it reads (conditionHealth).
 type condition struct {
@@ -46,8 +42,9 @@ type row struct {
 	// Replicas is the desired count, the scale form's value.
 	Replicas   string
 	Conditions []condition
-	Events     []event
-	Details    []detail
+	// Health sums up the conditions (rowHealth).
+	Health  string
+	Details []detail
 }
 
 // section is one kind on a namespace page, with the controls RBAC allows.
@@ -103,31 +100,13 @@ func eventTime(e *corev1.Event) time.Time {
 	}
 }
 
-// eventsByObject groups events by "<Kind>/<name>", newest first.
-func eventsByObject(events []corev1.Event, now time.Time) map[string][]event {
-	sorted := make([]*corev1.Event, 0, len(events))
-	for i := range events {
-		sorted = append(sorted, &events[i])
-	}
-	sort.SliceStable(sorted, func(i, j int) bool { return eventTime(sorted[i]).After(eventTime(sorted[j])) })
-	out := map[string][]event{}
-	for _, e := range sorted {
-		key := e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name
-		if len(out[key]) < eventsPerObject {
-			out[key] = append(out[key], event{Type: e.Type, Reason: e.Reason, Message: e.Message,
-				Age: age(now.Sub(eventTime(e))), Count: e.Count})
-		}
-	}
-	return out
-}
-
-// makeRow is what the page shows of obj.
-func makeRow(k *kindSpec, obj *unstructured.Unstructured, events map[string][]event, now time.Time) row {
+// makeRow is what a namespace page shows of obj: only obj itself, so that a page of
+// many objects costs one list per kind (events, pods and logs are on the object page).
+func makeRow(k *kindSpec, obj *unstructured.Unstructured, now time.Time) row {
 	o := obj.Object
 	r := row{Name: obj.GetName(), Phase: fieldString(o, "status.phase"),
 		Paused:   obj.GetAnnotations()[mooringv1.PausedAnnotation] == "true",
-		Deleting: obj.GetDeletionTimestamp() != nil,
-		Events:   events[k.Kind+"/"+obj.GetName()]}
+		Deleting: obj.GetDeletionTimestamp() != nil}
 	if k.ReplicasPath != "" {
 		r.Replicas = fieldString(o, k.ReplicasPath)
 	}
@@ -150,6 +129,7 @@ func makeRow(k *kindSpec, obj *unstructured.Unstructured, events map[string][]ev
 		r.Conditions = append(r.Conditions, condition{Type: t, Status: status, Reason: reason, Message: msg,
 			Health: conditionHealth(t, status, reason)})
 	}
+	r.Health = rowHealth(r.Conditions)
 	switch k.Kind {
 	case mooringv1.KindDatabaseCluster:
 		secret := fieldString(o, "spec.secretName")
