@@ -1,35 +1,67 @@
 package openapi
 
 import (
-	"slices"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
-// The document's kind parameter lists the kinds the portal serves: api/v1's, by plural.
-func TestKindParameterListsTheAPIsKinds(t *testing.T) {
-	var doc struct {
-		Components struct {
-			Parameters struct {
-				Kind struct {
-					Schema struct {
-						Enum []string `json:"enum"`
-					} `json:"schema"`
-				} `json:"Kind"`
-			} `json:"parameters"`
-		} `json:"components"`
+// The served document is what Build makes of openapi.yaml and today's CRDs: a CRD
+// changed by make manifests, or openapi.yaml edited, without go generate fails here.
+func TestGeneratedDocumentMatchesTheCRDs(t *testing.T) {
+	crds := map[string][]byte{}
+	for _, k := range mooringv1.Kinds() {
+		data, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "crd", "bases", CRDFile(k)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crds[CRDFile(k)] = data
 	}
-	if err := yaml.Unmarshal(YAML(), &doc); err != nil {
+	want, err := Build(Source(), crds)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var want []string
-	for _, k := range mooringv1.Kinds() {
-		want = append(want, k.Plural)
+	if !bytes.Equal(JSON(), want) {
+		t.Errorf("%s is stale (it differs from what openapi.yaml and config/crd/bases make): run go generate ./internal/portal/openapi and commit the result", GeneratedFile)
 	}
-	if got := doc.Components.Parameters.Kind.Schema.Enum; !slices.Equal(got, want) {
-		t.Errorf("components.parameters.Kind enum %v, want api/v1's kinds %v", got, want)
+}
+
+// Every kind api/v1 lists has its paths, and its schema's spec is the CRD's: a field of
+// each kind's spec, read from the CRD, is in the document.
+func TestEveryKindIsTyped(t *testing.T) {
+	var doc struct {
+		Paths      map[string]map[string]any `json:"paths"`
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]any `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(JSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range mooringv1.Kinds() {
+		for _, p := range []string{"/api/v1/namespaces/{ns}/" + k.Plural, "/api/v1/namespaces/{ns}/" + k.Plural + "/{name}"} {
+			if _, ok := doc.Paths[p]; !ok {
+				t.Errorf("%s: no path %s", k.Kind, p)
+			}
+		}
+		for _, name := range []string{k.Kind, k.Kind + "Input", k.Kind + "List", k.Kind + "Spec", k.Kind + "Status"} {
+			if _, ok := doc.Components.Schemas[name]; !ok {
+				t.Errorf("%s: no schema %s", k.Kind, name)
+			}
+		}
+		if len(doc.Components.Schemas[k.Kind+"Spec"].Properties) == 0 {
+			t.Errorf("%sSpec has no properties: the CRD's schema did not reach the document", k.Kind)
+		}
+	}
+	for p := range doc.Paths {
+		if bytes.Contains([]byte(p), []byte(kindSegment)) {
+			t.Errorf("path %s still has the {kind} placeholder", p)
+		}
 	}
 }
