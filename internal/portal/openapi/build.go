@@ -91,7 +91,7 @@ func Build(source []byte, crds map[string][]byte) ([]byte, error) {
 }
 
 // kindSchemas are a kind's component schemas: <Kind> (as the portal answers it),
-// <Kind>Input (as a client sends it: apiVersion and kind default to the path's),
+// <Kind>Input (as a client sends it: apiVersion and kind default to the path's; no status),
 // <Kind>List, and <Kind>Spec and <Kind>Status from the CRD.
 func kindSchemas(k mooringv1.KindInfo, crdYAML []byte) (map[string]any, error) {
 	var crd apiextensionsv1.CustomResourceDefinition
@@ -130,7 +130,10 @@ func kindSchemas(k mooringv1.KindInfo, crdYAML []byte) (map[string]any, error) {
 			"kind":       str(k.Kind),
 			"metadata":   ref("ObjectMeta"),
 			"spec":       ref(k.Kind + "Spec"),
-			"status":     ref(k.Kind + "Status"),
+		}
+		// Status is Mooring's to write: the portal answers it, a client does not send it.
+		if typed {
+			props["status"] = ref(k.Kind + "Status")
 		}
 		if slices.Contains(root.Required, "spec") {
 			required = append(required, "spec")
