@@ -1863,8 +1863,17 @@ type Name = string
 // Namespace defines model for Namespace.
 type Namespace = string
 
+// Gone defines model for Gone.
+type Gone = Error
+
 // Internal defines model for Internal.
 type Internal = Error
+
+// PassedThrough defines model for PassedThrough.
+type PassedThrough = Error
+
+// Timeout defines model for Timeout.
+type Timeout = Error
 
 // TooLarge defines model for TooLarge.
 type TooLarge = Error
@@ -6054,6 +6063,8 @@ type LoginResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *LoginResponse429Headers
 }
@@ -6096,6 +6107,11 @@ func (r LoginResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r LoginResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r LoginResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -6144,6 +6160,8 @@ type LogoutResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *LogoutResponse429Headers
 }
@@ -6161,6 +6179,11 @@ func (r LogoutResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r LogoutResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r LogoutResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -6211,6 +6234,8 @@ type ListNamespacesResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListNamespacesResponse429Headers
 }
@@ -6233,6 +6258,11 @@ func (r ListNamespacesResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListNamespacesResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListNamespacesResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -6285,10 +6315,16 @@ type ListAppsResponse struct {
 	JSON403 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Gone
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListAppsResponse429Headers
 }
@@ -6318,6 +6354,11 @@ func (r ListAppsResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ListAppsResponse) GetJSON410() *Gone {
+	return r.JSON410
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListAppsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -6326,6 +6367,16 @@ func (r ListAppsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListAppsResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListAppsResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListAppsResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -6390,6 +6441,10 @@ type CreateAppResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateAppResponse429Headers
 }
@@ -6449,6 +6504,16 @@ func (r CreateAppResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateAppResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateAppResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateAppResponse) GetBody() []byte {
 	return r.Body
@@ -6503,6 +6568,10 @@ type DeleteAppResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteAppResponse429Headers
 }
@@ -6540,6 +6609,16 @@ func (r DeleteAppResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteAppResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r DeleteAppResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteAppResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -6596,6 +6675,10 @@ type GetAppResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetAppResponse429Headers
 }
@@ -6633,6 +6716,16 @@ func (r GetAppResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAppResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetAppResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAppResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -6697,6 +6790,10 @@ type PatchAppResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchAppResponse429Headers
 }
@@ -6754,6 +6851,16 @@ func (r PatchAppResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PatchAppResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r PatchAppResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PatchAppResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -6818,6 +6925,10 @@ type ReplaceAppResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ReplaceAppResponse429Headers
 }
@@ -6877,6 +6988,16 @@ func (r ReplaceAppResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ReplaceAppResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ReplaceAppResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
+}
+
 // GetBody returns the raw response body bytes
 func (r ReplaceAppResponse) GetBody() []byte {
 	return r.Body
@@ -6927,10 +7048,16 @@ type ListBackupsResponse struct {
 	JSON403 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Gone
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListBackupsResponse429Headers
 }
@@ -6960,6 +7087,11 @@ func (r ListBackupsResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ListBackupsResponse) GetJSON410() *Gone {
+	return r.JSON410
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListBackupsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -6968,6 +7100,16 @@ func (r ListBackupsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListBackupsResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListBackupsResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListBackupsResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -7032,6 +7174,10 @@ type CreateBackupResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateBackupResponse429Headers
 }
@@ -7091,6 +7237,16 @@ func (r CreateBackupResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateBackupResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateBackupResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateBackupResponse) GetBody() []byte {
 	return r.Body
@@ -7145,6 +7301,10 @@ type DeleteBackupResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteBackupResponse429Headers
 }
@@ -7182,6 +7342,16 @@ func (r DeleteBackupResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteBackupResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r DeleteBackupResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteBackupResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -7238,6 +7408,10 @@ type GetBackupResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetBackupResponse429Headers
 }
@@ -7275,6 +7449,16 @@ func (r GetBackupResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetBackupResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetBackupResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetBackupResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -7339,6 +7523,10 @@ type PatchBackupResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchBackupResponse429Headers
 }
@@ -7396,6 +7584,16 @@ func (r PatchBackupResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PatchBackupResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r PatchBackupResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PatchBackupResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -7460,6 +7658,10 @@ type ReplaceBackupResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ReplaceBackupResponse429Headers
 }
@@ -7519,6 +7721,16 @@ func (r ReplaceBackupResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ReplaceBackupResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ReplaceBackupResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
+}
+
 // GetBody returns the raw response body bytes
 func (r ReplaceBackupResponse) GetBody() []byte {
 	return r.Body
@@ -7573,6 +7785,10 @@ type RunBackupResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RunBackupResponse429Headers
 }
@@ -7610,6 +7826,16 @@ func (r RunBackupResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RunBackupResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RunBackupResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RunBackupResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -7662,10 +7888,16 @@ type ListCacheInstancesResponse struct {
 	JSON403 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Gone
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListCacheInstancesResponse429Headers
 }
@@ -7695,6 +7927,11 @@ func (r ListCacheInstancesResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ListCacheInstancesResponse) GetJSON410() *Gone {
+	return r.JSON410
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListCacheInstancesResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -7703,6 +7940,16 @@ func (r ListCacheInstancesResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListCacheInstancesResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListCacheInstancesResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListCacheInstancesResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -7767,6 +8014,10 @@ type CreateCacheInstanceResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateCacheInstanceResponse429Headers
 }
@@ -7826,6 +8077,16 @@ func (r CreateCacheInstanceResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateCacheInstanceResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateCacheInstanceResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateCacheInstanceResponse) GetBody() []byte {
 	return r.Body
@@ -7880,6 +8141,10 @@ type DeleteCacheInstanceResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteCacheInstanceResponse429Headers
 }
@@ -7917,6 +8182,16 @@ func (r DeleteCacheInstanceResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteCacheInstanceResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r DeleteCacheInstanceResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteCacheInstanceResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -7973,6 +8248,10 @@ type GetCacheInstanceResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetCacheInstanceResponse429Headers
 }
@@ -8010,6 +8289,16 @@ func (r GetCacheInstanceResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetCacheInstanceResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetCacheInstanceResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetCacheInstanceResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -8074,6 +8363,10 @@ type PatchCacheInstanceResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchCacheInstanceResponse429Headers
 }
@@ -8131,6 +8424,16 @@ func (r PatchCacheInstanceResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PatchCacheInstanceResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r PatchCacheInstanceResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PatchCacheInstanceResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -8195,6 +8498,10 @@ type ReplaceCacheInstanceResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ReplaceCacheInstanceResponse429Headers
 }
@@ -8254,6 +8561,16 @@ func (r ReplaceCacheInstanceResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ReplaceCacheInstanceResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ReplaceCacheInstanceResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
+}
+
 // GetBody returns the raw response body bytes
 func (r ReplaceCacheInstanceResponse) GetBody() []byte {
 	return r.Body
@@ -8304,10 +8621,16 @@ type ListDatabaseClustersResponse struct {
 	JSON403 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Gone
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListDatabaseClustersResponse429Headers
 }
@@ -8337,6 +8660,11 @@ func (r ListDatabaseClustersResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ListDatabaseClustersResponse) GetJSON410() *Gone {
+	return r.JSON410
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListDatabaseClustersResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -8345,6 +8673,16 @@ func (r ListDatabaseClustersResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListDatabaseClustersResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListDatabaseClustersResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListDatabaseClustersResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -8409,6 +8747,10 @@ type CreateDatabaseClusterResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateDatabaseClusterResponse429Headers
 }
@@ -8468,6 +8810,16 @@ func (r CreateDatabaseClusterResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateDatabaseClusterResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateDatabaseClusterResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateDatabaseClusterResponse) GetBody() []byte {
 	return r.Body
@@ -8522,6 +8874,10 @@ type DeleteDatabaseClusterResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteDatabaseClusterResponse429Headers
 }
@@ -8559,6 +8915,16 @@ func (r DeleteDatabaseClusterResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteDatabaseClusterResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r DeleteDatabaseClusterResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteDatabaseClusterResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -8615,6 +8981,10 @@ type GetDatabaseClusterResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetDatabaseClusterResponse429Headers
 }
@@ -8652,6 +9022,16 @@ func (r GetDatabaseClusterResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetDatabaseClusterResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetDatabaseClusterResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetDatabaseClusterResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -8716,6 +9096,10 @@ type PatchDatabaseClusterResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PatchDatabaseClusterResponse429Headers
 }
@@ -8773,6 +9157,16 @@ func (r PatchDatabaseClusterResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r PatchDatabaseClusterResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r PatchDatabaseClusterResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PatchDatabaseClusterResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -8837,6 +9231,10 @@ type ReplaceDatabaseClusterResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ReplaceDatabaseClusterResponse429Headers
 }
@@ -8896,6 +9294,16 @@ func (r ReplaceDatabaseClusterResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ReplaceDatabaseClusterResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ReplaceDatabaseClusterResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
+}
+
 // GetBody returns the raw response body bytes
 func (r ReplaceDatabaseClusterResponse) GetBody() []byte {
 	return r.Body
@@ -8944,10 +9352,16 @@ type ListEventsResponse struct {
 	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Error
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Gone
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *PassedThrough
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListEventsResponse429Headers
 }
@@ -8972,6 +9386,11 @@ func (r ListEventsResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ListEventsResponse) GetJSON410() *Gone {
+	return r.JSON410
+}
+
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r ListEventsResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
@@ -8980,6 +9399,16 @@ func (r ListEventsResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListEventsResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListEventsResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListEventsResponse) GetJSONDefault() *PassedThrough {
+	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -9086,6 +9515,8 @@ type RefreshResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RefreshResponse429Headers
 }
@@ -9128,6 +9559,11 @@ func (r RefreshResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RefreshResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RefreshResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -9180,6 +9616,8 @@ type ListUsersResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListUsersResponse429Headers
 }
@@ -9207,6 +9645,11 @@ func (r ListUsersResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListUsersResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListUsersResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -9270,6 +9713,8 @@ type RegisterResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *RegisterResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -9314,6 +9759,11 @@ func (r RegisterResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RegisterResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RegisterResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -9364,6 +9814,8 @@ type GetMeResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetMeResponse429Headers
 }
@@ -9386,6 +9838,11 @@ func (r GetMeResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetMeResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetMeResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -9448,6 +9905,8 @@ type UpdateMeResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateMeResponse429Headers
 }
@@ -9502,6 +9961,11 @@ func (r UpdateMeResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r UpdateMeResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
 // GetBody returns the raw response body bytes
 func (r UpdateMeResponse) GetBody() []byte {
 	return r.Body
@@ -9548,6 +10012,8 @@ type LogoutAllResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *LogoutAllResponse429Headers
 }
@@ -9565,6 +10031,11 @@ func (r LogoutAllResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r LogoutAllResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r LogoutAllResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -9621,6 +10092,8 @@ type DeleteUserResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteUserResponse429Headers
 }
@@ -9658,6 +10131,11 @@ func (r DeleteUserResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r DeleteUserResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r DeleteUserResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -9714,6 +10192,8 @@ type GetUserResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetUserResponse429Headers
 }
@@ -9751,6 +10231,11 @@ func (r GetUserResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetUserResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetUserResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -9815,6 +10300,8 @@ type UpdateUserResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdateUserResponse429Headers
 }
@@ -9874,6 +10361,11 @@ func (r UpdateUserResponse) GetJSON500() *Internal {
 	return r.JSON500
 }
 
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r UpdateUserResponse) GetJSON504() *Timeout {
+	return r.JSON504
+}
+
 // GetBody returns the raw response body bytes
 func (r UpdateUserResponse) GetBody() []byte {
 	return r.Body
@@ -9928,6 +10420,8 @@ type UnlockUserResponse struct {
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *Internal
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Timeout
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UnlockUserResponse429Headers
 }
@@ -9965,6 +10459,11 @@ func (r UnlockUserResponse) GetJSON429() *TooManyRequests {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UnlockUserResponse) GetJSON500() *Internal {
 	return r.JSON500
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r UnlockUserResponse) GetJSON504() *Timeout {
+	return r.JSON504
 }
 
 // GetBody returns the raw response body bytes
@@ -10971,6 +11470,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
 	}
 
 	switch {
@@ -11047,6 +11553,13 @@ func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
 
 	}
 
@@ -11128,6 +11641,13 @@ func ParseListNamespacesResponse(rsp *http.Response) (*ListNamespacesResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
 
 	}
 
@@ -11217,6 +11737,13 @@ func ParseListAppsResponse(rsp *http.Response) (*ListAppsResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Gone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11230,6 +11757,20 @@ func ParseListAppsResponse(rsp *http.Response) (*ListAppsResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
@@ -11361,6 +11902,20 @@ func ParseCreateAppResponse(rsp *http.Response) (*CreateAppResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -11466,6 +12021,20 @@ func ParseDeleteAppResponse(rsp *http.Response) (*DeleteAppResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -11567,6 +12136,20 @@ func ParseGetAppResponse(rsp *http.Response) (*GetAppResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
@@ -11698,6 +12281,20 @@ func ParsePatchAppResponse(rsp *http.Response) (*PatchAppResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -11828,6 +12425,20 @@ func ParseReplaceAppResponse(rsp *http.Response) (*ReplaceAppResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -11916,6 +12527,13 @@ func ParseListBackupsResponse(rsp *http.Response) (*ListBackupsResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Gone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -11929,6 +12547,20 @@ func ParseListBackupsResponse(rsp *http.Response) (*ListBackupsResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
@@ -12060,6 +12692,20 @@ func ParseCreateBackupResponse(rsp *http.Response) (*CreateBackupResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -12165,6 +12811,20 @@ func ParseDeleteBackupResponse(rsp *http.Response) (*DeleteBackupResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -12266,6 +12926,20 @@ func ParseGetBackupResponse(rsp *http.Response) (*GetBackupResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
@@ -12397,6 +13071,20 @@ func ParsePatchBackupResponse(rsp *http.Response) (*PatchBackupResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -12527,6 +13215,20 @@ func ParseReplaceBackupResponse(rsp *http.Response) (*ReplaceBackupResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -12629,6 +13331,20 @@ func ParseRunBackupResponse(rsp *http.Response) (*RunBackupResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -12717,6 +13433,13 @@ func ParseListCacheInstancesResponse(rsp *http.Response) (*ListCacheInstancesRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Gone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12730,6 +13453,20 @@ func ParseListCacheInstancesResponse(rsp *http.Response) (*ListCacheInstancesRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
@@ -12861,6 +13598,20 @@ func ParseCreateCacheInstanceResponse(rsp *http.Response) (*CreateCacheInstanceR
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -12966,6 +13717,20 @@ func ParseDeleteCacheInstanceResponse(rsp *http.Response) (*DeleteCacheInstanceR
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -13067,6 +13832,20 @@ func ParseGetCacheInstanceResponse(rsp *http.Response) (*GetCacheInstanceRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
@@ -13198,6 +13977,20 @@ func ParsePatchCacheInstanceResponse(rsp *http.Response) (*PatchCacheInstanceRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -13328,6 +14121,20 @@ func ParseReplaceCacheInstanceResponse(rsp *http.Response) (*ReplaceCacheInstanc
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -13416,6 +14223,13 @@ func ParseListDatabaseClustersResponse(rsp *http.Response) (*ListDatabaseCluster
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Gone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13429,6 +14243,20 @@ func ParseListDatabaseClustersResponse(rsp *http.Response) (*ListDatabaseCluster
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
@@ -13560,6 +14388,20 @@ func ParseCreateDatabaseClusterResponse(rsp *http.Response) (*CreateDatabaseClus
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -13665,6 +14507,20 @@ func ParseDeleteDatabaseClusterResponse(rsp *http.Response) (*DeleteDatabaseClus
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -13766,6 +14622,20 @@ func ParseGetDatabaseClusterResponse(rsp *http.Response) (*GetDatabaseClusterRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
@@ -13897,6 +14767,20 @@ func ParsePatchDatabaseClusterResponse(rsp *http.Response) (*PatchDatabaseCluste
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -14027,6 +14911,20 @@ func ParseReplaceDatabaseClusterResponse(rsp *http.Response) (*ReplaceDatabaseCl
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
 	}
 
 	switch {
@@ -14108,6 +15006,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Gone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14121,6 +15026,20 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest PassedThrough
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
 
 	}
 
@@ -14264,6 +15183,13 @@ func ParseRefreshResponse(rsp *http.Response) (*RefreshResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
 	}
 
 	switch {
@@ -14351,6 +15277,13 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
 
 	}
 
@@ -14461,6 +15394,13 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
 	}
 
 	switch {
@@ -14551,6 +15491,13 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
 
 	}
 
@@ -14675,6 +15622,13 @@ func ParseUpdateMeResponse(rsp *http.Response) (*UpdateMeResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
 	}
 
 	switch {
@@ -14751,6 +15705,13 @@ func ParseLogoutAllResponse(rsp *http.Response) (*LogoutAllResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
 
 	}
 
@@ -14857,6 +15818,13 @@ func ParseDeleteUserResponse(rsp *http.Response) (*DeleteUserResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
 	}
 
 	switch {
@@ -14958,6 +15926,13 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
 
 	}
 
@@ -15089,6 +16064,13 @@ func ParseUpdateUserResponse(rsp *http.Response) (*UpdateUserResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
 	}
 
 	switch {
@@ -15190,6 +16172,13 @@ func ParseUnlockUserResponse(rsp *http.Response) (*UnlockUserResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
 
 	}
 

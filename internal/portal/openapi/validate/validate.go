@@ -51,8 +51,9 @@ func (v *Validator) Exchange(req *http.Request, reqBody []byte, resp *http.Respo
 	r.Body = io.NopCloser(bytes.NewReader(reqBody))
 	route, params, err := v.router.FindRoute(r)
 	if err != nil {
-		// The document says a path it does not list answers 404 with an error body.
-		if resp.StatusCode == http.StatusNotFound {
+		// The document says a path it does not list answers 404, and a method it does not
+		// list for a path 405, with an error body.
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
 			return v.errorBody(respBody)
 		}
 		return fmt.Errorf("%s %s is not in the OpenAPI document: %w", req.Method, req.URL.Path, err)
@@ -79,10 +80,10 @@ func (v *Validator) Exchange(req *http.Request, reqBody []byte, resp *http.Respo
 func (v *Validator) errorBody(body []byte) error {
 	var data any
 	if err := json.Unmarshal(body, &data); err != nil {
-		return fmt.Errorf("404 body is not JSON: %w", err)
+		return fmt.Errorf("error body is not JSON: %w", err)
 	}
 	if err := v.doc.Components.Schemas["Error"].Value.VisitJSON(data); err != nil {
-		return fmt.Errorf("404 body does not match the Error schema: %w", err)
+		return fmt.Errorf("error body does not match the Error schema: %w", err)
 	}
 	return nil
 }
