@@ -1,7 +1,8 @@
 // Command openapi writes the portal's served OpenAPI document,
 // internal/portal/openapi/zz_generated.openapi.json, from openapi.yaml and the kinds'
 // CRDs in config/crd/bases (see openapi.Build). Run from anywhere in the repository:
-// `go generate ./internal/portal/openapi` or `go run ./hack/openapi`.
+// `go generate ./internal/portal/openapi` or `go run ./hack/openapi`; with an argument it
+// writes there instead (hack/verify-generated.sh compares).
 package main
 
 import (
@@ -45,5 +46,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, openapi.GeneratedFile), doc, 0o644)
+	dest := filepath.Join(dir, openapi.GeneratedFile)
+	if len(os.Args) > 1 {
+		dest = os.Args[1]
+	}
+	return os.WriteFile(dest, doc, 0o644)
 }
