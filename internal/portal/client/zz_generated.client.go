@@ -48,6 +48,36 @@ func (e AppKind) Valid() bool {
 	}
 }
 
+// Defines values for AppInputApiVersion.
+const (
+	AppInputApiVersionMooringDevv1 AppInputApiVersion = "mooring.dev/v1"
+)
+
+// Valid indicates whether the value is a known member of the AppInputApiVersion enum.
+func (e AppInputApiVersion) Valid() bool {
+	switch e {
+	case AppInputApiVersionMooringDevv1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppInputKind.
+const (
+	AppInputKindApp AppInputKind = "App"
+)
+
+// Valid indicates whether the value is a known member of the AppInputKind enum.
+func (e AppInputKind) Valid() bool {
+	switch e {
+	case AppInputKindApp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AppSpecBindingsRefKind.
 const (
 	AppSpecBindingsRefKindCacheInstance   AppSpecBindingsRefKind = "CacheInstance"
@@ -135,6 +165,36 @@ const (
 func (e BackupKind) Valid() bool {
 	switch e {
 	case BackupKindBackup:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackupInputApiVersion.
+const (
+	BackupInputApiVersionMooringDevv1 BackupInputApiVersion = "mooring.dev/v1"
+)
+
+// Valid indicates whether the value is a known member of the BackupInputApiVersion enum.
+func (e BackupInputApiVersion) Valid() bool {
+	switch e {
+	case BackupInputApiVersionMooringDevv1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackupInputKind.
+const (
+	BackupInputKindBackup BackupInputKind = "Backup"
+)
+
+// Valid indicates whether the value is a known member of the BackupInputKind enum.
+func (e BackupInputKind) Valid() bool {
+	switch e {
+	case BackupInputKindBackup:
 		return true
 	default:
 		return false
@@ -234,6 +294,36 @@ func (e CacheInstanceKind) Valid() bool {
 	}
 }
 
+// Defines values for CacheInstanceInputApiVersion.
+const (
+	CacheInstanceInputApiVersionMooringDevv1 CacheInstanceInputApiVersion = "mooring.dev/v1"
+)
+
+// Valid indicates whether the value is a known member of the CacheInstanceInputApiVersion enum.
+func (e CacheInstanceInputApiVersion) Valid() bool {
+	switch e {
+	case CacheInstanceInputApiVersionMooringDevv1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CacheInstanceInputKind.
+const (
+	CacheInstanceInputKindCacheInstance CacheInstanceInputKind = "CacheInstance"
+)
+
+// Valid indicates whether the value is a known member of the CacheInstanceInputKind enum.
+func (e CacheInstanceInputKind) Valid() bool {
+	switch e {
+	case CacheInstanceInputKindCacheInstance:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CacheInstanceSpecEngine.
 const (
 	Memcached CacheInstanceSpecEngine = "memcached"
@@ -296,13 +386,13 @@ func (e CacheInstanceStatusPhase) Valid() bool {
 
 // Defines values for DatabaseClusterApiVersion.
 const (
-	MooringDevv1beta1 DatabaseClusterApiVersion = "mooring.dev/v1beta1"
+	DatabaseClusterApiVersionMooringDevv1beta1 DatabaseClusterApiVersion = "mooring.dev/v1beta1"
 )
 
 // Valid indicates whether the value is a known member of the DatabaseClusterApiVersion enum.
 func (e DatabaseClusterApiVersion) Valid() bool {
 	switch e {
-	case MooringDevv1beta1:
+	case DatabaseClusterApiVersionMooringDevv1beta1:
 		return true
 	default:
 		return false
@@ -318,6 +408,36 @@ const (
 func (e DatabaseClusterKind) Valid() bool {
 	switch e {
 	case DatabaseClusterKindDatabaseCluster:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DatabaseClusterInputApiVersion.
+const (
+	DatabaseClusterInputApiVersionMooringDevv1beta1 DatabaseClusterInputApiVersion = "mooring.dev/v1beta1"
+)
+
+// Valid indicates whether the value is a known member of the DatabaseClusterInputApiVersion enum.
+func (e DatabaseClusterInputApiVersion) Valid() bool {
+	switch e {
+	case DatabaseClusterInputApiVersionMooringDevv1beta1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DatabaseClusterInputKind.
+const (
+	DatabaseClusterInputKindDatabaseCluster DatabaseClusterInputKind = "DatabaseCluster"
+)
+
+// Valid indicates whether the value is a known member of the DatabaseClusterInputKind enum.
+func (e DatabaseClusterInputKind) Valid() bool {
+	switch e {
+	case DatabaseClusterInputKindDatabaseCluster:
 		return true
 	default:
 		return false
@@ -500,7 +620,7 @@ type App struct {
 	ApiVersion AppApiVersion `json:"apiVersion"`
 	Kind       AppKind       `json:"kind"`
 
-	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta); lists leave out managedFields.
+	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta), without managedFields: the portal leaves the API server's bookkeeping of field owners out of every answer.
 	Metadata ObjectMeta `json:"metadata"`
 
 	// Spec AppSpec is what a developer asks for: an image run with a number of replicas, optionally
@@ -520,18 +640,24 @@ type AppKind string
 // AppInput App runs a container image as a Deployment, with an optional Service and ConfigMap.
 type AppInput struct {
 	// ApiVersion defaults to mooring.dev/v1
-	ApiVersion *string `json:"apiVersion,omitempty"`
+	ApiVersion *AppInputApiVersion `json:"apiVersion,omitempty"`
 
 	// Kind defaults to App
-	Kind *string `json:"kind,omitempty"`
+	Kind *AppInputKind `json:"kind,omitempty"`
 
-	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta); lists leave out managedFields.
+	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta), without managedFields: the portal leaves the API server's bookkeeping of field owners out of every answer.
 	Metadata ObjectMeta `json:"metadata"`
 
 	// Spec AppSpec is what a developer asks for: an image run with a number of replicas, optionally
 	// with a configuration, a port to expose, environment variables and resources.
 	Spec AppSpec `json:"spec"`
 }
+
+// AppInputApiVersion defaults to mooring.dev/v1
+type AppInputApiVersion string
+
+// AppInputKind defaults to App
+type AppInputKind string
 
 // AppList defines model for AppList.
 type AppList struct {
@@ -1142,7 +1268,7 @@ type Backup struct {
 	ApiVersion BackupApiVersion `json:"apiVersion"`
 	Kind       BackupKind       `json:"kind"`
 
-	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta); lists leave out managedFields.
+	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta), without managedFields: the portal leaves the API server's bookkeeping of field owners out of every answer.
 	Metadata ObjectMeta `json:"metadata"`
 
 	// Spec BackupSpec is a schedule of logical dumps of one DatabaseCluster.
@@ -1163,17 +1289,23 @@ type BackupKind string
 // gets a new value.
 type BackupInput struct {
 	// ApiVersion defaults to mooring.dev/v1
-	ApiVersion *string `json:"apiVersion,omitempty"`
+	ApiVersion *BackupInputApiVersion `json:"apiVersion,omitempty"`
 
 	// Kind defaults to Backup
-	Kind *string `json:"kind,omitempty"`
+	Kind *BackupInputKind `json:"kind,omitempty"`
 
-	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta); lists leave out managedFields.
+	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta), without managedFields: the portal leaves the API server's bookkeeping of field owners out of every answer.
 	Metadata ObjectMeta `json:"metadata"`
 
 	// Spec BackupSpec is a schedule of logical dumps of one DatabaseCluster.
 	Spec BackupSpec `json:"spec"`
 }
+
+// BackupInputApiVersion defaults to mooring.dev/v1
+type BackupInputApiVersion string
+
+// BackupInputKind defaults to Backup
+type BackupInputKind string
 
 // BackupList defines model for BackupList.
 type BackupList struct {
@@ -1310,7 +1442,7 @@ type CacheInstance struct {
 	ApiVersion CacheInstanceApiVersion `json:"apiVersion"`
 	Kind       CacheInstanceKind       `json:"kind"`
 
-	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta); lists leave out managedFields.
+	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta), without managedFields: the portal leaves the API server's bookkeeping of field owners out of every answer.
 	Metadata ObjectMeta `json:"metadata"`
 
 	// Spec Spec is the cache asked for: engine and version, replicas, memory, connections and
@@ -1331,18 +1463,24 @@ type CacheInstanceKind string
 // PodDisruptionBudget when it has more than one replica.
 type CacheInstanceInput struct {
 	// ApiVersion defaults to mooring.dev/v1
-	ApiVersion *string `json:"apiVersion,omitempty"`
+	ApiVersion *CacheInstanceInputApiVersion `json:"apiVersion,omitempty"`
 
 	// Kind defaults to CacheInstance
-	Kind *string `json:"kind,omitempty"`
+	Kind *CacheInstanceInputKind `json:"kind,omitempty"`
 
-	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta); lists leave out managedFields.
+	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta), without managedFields: the portal leaves the API server's bookkeeping of field owners out of every answer.
 	Metadata ObjectMeta `json:"metadata"`
 
 	// Spec Spec is the cache asked for: engine and version, replicas, memory, connections and
 	// port. Every field has a default, so it may be left out.
 	Spec *CacheInstanceSpec `json:"spec,omitempty"`
 }
+
+// CacheInstanceInputApiVersion defaults to mooring.dev/v1
+type CacheInstanceInputApiVersion string
+
+// CacheInstanceInputKind defaults to CacheInstance
+type CacheInstanceInputKind string
 
 // CacheInstanceList defines model for CacheInstanceList.
 type CacheInstanceList struct {
@@ -1469,7 +1607,7 @@ type DatabaseCluster struct {
 	ApiVersion DatabaseClusterApiVersion `json:"apiVersion"`
 	Kind       DatabaseClusterKind       `json:"kind"`
 
-	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta); lists leave out managedFields.
+	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta), without managedFields: the portal leaves the API server's bookkeeping of field owners out of every answer.
 	Metadata ObjectMeta `json:"metadata"`
 
 	// Spec DatabaseClusterSpec is a PostgreSQL, MySQL or MariaDB cluster: one primary and its
@@ -1490,18 +1628,24 @@ type DatabaseClusterKind string
 // a Service for the primary and a credentials Secret.
 type DatabaseClusterInput struct {
 	// ApiVersion defaults to mooring.dev/v1beta1
-	ApiVersion *string `json:"apiVersion,omitempty"`
+	ApiVersion *DatabaseClusterInputApiVersion `json:"apiVersion,omitempty"`
 
 	// Kind defaults to DatabaseCluster
-	Kind *string `json:"kind,omitempty"`
+	Kind *DatabaseClusterInputKind `json:"kind,omitempty"`
 
-	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta); lists leave out managedFields.
+	// Metadata A Kubernetes object's metadata (metav1.ObjectMeta), without managedFields: the portal leaves the API server's bookkeeping of field owners out of every answer.
 	Metadata ObjectMeta `json:"metadata"`
 
 	// Spec DatabaseClusterSpec is a PostgreSQL, MySQL or MariaDB cluster: one primary and its
 	// replicas.
 	Spec DatabaseClusterSpec `json:"spec"`
 }
+
+// DatabaseClusterInputApiVersion defaults to mooring.dev/v1beta1
+type DatabaseClusterInputApiVersion string
+
+// DatabaseClusterInputKind defaults to DatabaseCluster
+type DatabaseClusterInputKind string
 
 // DatabaseClusterList defines model for DatabaseClusterList.
 type DatabaseClusterList struct {
@@ -1771,7 +1915,7 @@ type NamespaceList struct {
 	Items []string `json:"items"`
 }
 
-// ObjectMeta A Kubernetes object's metadata (metav1.ObjectMeta); lists leave out managedFields.
+// ObjectMeta A Kubernetes object's metadata (metav1.ObjectMeta), without managedFields: the portal leaves the API server's bookkeeping of field owners out of every answer.
 type ObjectMeta struct {
 	Annotations                *map[string]string        `json:"annotations,omitempty"`
 	CreationTimestamp          *time.Time                `json:"creationTimestamp,omitempty"`
@@ -1781,7 +1925,6 @@ type ObjectMeta struct {
 	GenerateName               *string                   `json:"generateName,omitempty"`
 	Generation                 *int64                    `json:"generation,omitempty"`
 	Labels                     *map[string]string        `json:"labels,omitempty"`
-	ManagedFields              *[]map[string]interface{} `json:"managedFields,omitempty"`
 	Name                       string                    `json:"name"`
 	Namespace                  *string                   `json:"namespace,omitempty"`
 	OwnerReferences            *[]map[string]interface{} `json:"ownerReferences,omitempty"`

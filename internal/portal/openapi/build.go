@@ -119,11 +119,13 @@ func kindSchemas(k mooringv1.KindInfo, crdYAML []byte) (map[string]any, error) {
 	ref := func(name string) map[string]any { return map[string]any{"$ref": schemasPrefix + name} }
 	apiVersion := mooringv1.GroupVersion.Group + "/" + k.Version
 	object := func(required []string, typed bool) map[string]any {
+		// The portal refuses any other apiVersion or kind than the path's (422).
 		str := func(v string) map[string]any {
+			s := map[string]any{"type": "string", "enum": []any{v}}
 			if !typed {
-				return map[string]any{"type": "string", "description": "defaults to " + v}
+				s["description"] = "defaults to " + v
 			}
-			return map[string]any{"type": "string", "enum": []any{v}}
+			return s
 		}
 		props := map[string]any{
 			"apiVersion": str(apiVersion),
