@@ -65,10 +65,14 @@ func Build(source []byte, crds map[string][]byte) ([]byte, error) {
 			schemas[name] = schema
 		}
 	}
-	for path, item := range paths {
-		if !strings.Contains(path, kindSegment) {
-			continue
+	var templates []string
+	for path := range paths {
+		if strings.Contains(path, kindSegment) {
+			templates = append(templates, path)
 		}
+	}
+	for _, path := range templates {
+		item := paths[path]
 		delete(paths, path)
 		for _, k := range kinds {
 			p := strings.Replace(path, kindSegment, k.Plural, 1)

@@ -10,9 +10,8 @@ import (
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 )
 
-// The served document is what Build makes of openapi.yaml and today's CRDs: a CRD
-// changed by make manifests, or openapi.yaml edited, without go generate fails here.
-func TestGeneratedDocumentMatchesTheCRDs(t *testing.T) {
+func readCRDs(t *testing.T) map[string][]byte {
+	t.Helper()
 	crds := map[string][]byte{}
 	for _, k := range mooringv1.Kinds() {
 		data, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "crd", "bases", CRDFile(k)))
@@ -21,7 +20,32 @@ func TestGeneratedDocumentMatchesTheCRDs(t *testing.T) {
 		}
 		crds[CRDFile(k)] = data
 	}
-	want, err := Build(Source(), crds)
+	return crds
+}
+
+// A change to a CRD reaches the document, so the staleness test below sees it; a
+// missing CRD is an error, not a kind left untyped.
+func TestBuildFollowsTheCRDs(t *testing.T) {
+	crds := readCRDs(t)
+	app := CRDFile(mooringv1.Kinds()[0])
+	crds[app] = bytes.Replace(crds[app], []byte("AppSpec is what"), []byte("ChangedSpec is what"), 1)
+	doc, err := Build(Source(), crds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(doc, []byte("ChangedSpec is what")) || bytes.Equal(doc, JSON()) {
+		t.Errorf("a changed App CRD did not change the document")
+	}
+	delete(crds, app)
+	if _, err := Build(Source(), crds); err == nil {
+		t.Errorf("Build without the App CRD: want an error")
+	}
+}
+
+// The served document is what Build makes of openapi.yaml and today's CRDs: a CRD
+// changed by make manifests, or openapi.yaml edited, without go generate fails here.
+func TestGeneratedDocumentMatchesTheCRDs(t *testing.T) {
+	want, err := Build(Source(), readCRDs(t))
 	if err != nil {
 		t.Fatal(err)
 	}
