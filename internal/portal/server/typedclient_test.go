@@ -129,6 +129,32 @@ func TestTypedClientWalksTheAPI(t *testing.T) {
 		t.Fatalf("list Apps page by page: want %v, got %v", names, listed)
 	}
 
+	// Replace what was read, changed: the object read is the object sent. Something may
+	// write the App between the read and the replace (409): read again then.
+	var replaced *client.ReplaceAppResponse
+	testutil.Eventually(t, 30*time.Second, "a replace of the App read just before to answer 200", func() error {
+		cur, err := dev.GetAppWithResponse(ctx, ns, "typed-b")
+		if err != nil || cur.JSON200 == nil {
+			return fmt.Errorf("get: %v %s", err, cur.Body)
+		}
+		spec := cur.JSON200.Spec
+		spec.Image = "nginx:1.28"
+		replaced, err = dev.ReplaceAppWithResponse(ctx, ns, "typed-b", client.AppInput{Metadata: cur.JSON200.Metadata, Spec: spec})
+		if err != nil {
+			return err
+		}
+		if replaced.StatusCode() != http.StatusOK {
+			if replaced.StatusCode() != http.StatusConflict {
+				t.Fatalf("replace App: want 200, got %d: %s", replaced.StatusCode(), replaced.Body)
+			}
+			return fmt.Errorf("got %d: %s", replaced.StatusCode(), replaced.Body)
+		}
+		return nil
+	})
+	if replaced.JSON200.Spec.Image != "nginx:1.28" || replaced.JSON200.Metadata.Labels == nil || (*replaced.JSON200.Metadata.Labels)["team"] != "typed" {
+		t.Fatalf("replace App: want image nginx:1.28 with its labels kept, got %+v", replaced.JSON200)
+	}
+
 	patched, err := dev.PatchAppWithApplicationMergePatchPlusJSONBodyWithResponse(ctx, ns, "typed-a",
 		client.PatchAppApplicationMergePatchPlusJSONRequestBody{"spec": map[string]any{"replicas": 3}})
 	status(t, "patch App", patched, patched.Body, err, http.StatusOK)
@@ -148,6 +174,16 @@ func TestTypedClientWalksTheAPI(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Another kind, at the version the portal serves: DatabaseCluster v1beta1's schema.
+	db, err := dev.CreateDatabaseClusterWithResponse(ctx, ns, client.DatabaseClusterInput{
+		Metadata: client.ObjectMeta{Name: "typed-db"},
+		Spec:     client.DatabaseClusterSpec{Engine: client.Postgresql, ReplicaCount: ptr(int32(1))},
+	})
+	status(t, "create DatabaseCluster", db, db.Body, err, http.StatusCreated)
+	if db.JSON201.ApiVersion != client.DatabaseClusterApiVersionMooringDevv1beta1 || db.JSON201.Spec.Engine != client.Postgresql {
+		t.Fatalf("create DatabaseCluster: want a v1beta1 postgresql cluster, got %s %s", db.JSON201.ApiVersion, db.JSON201.Spec.Engine)
+	}
 
 	// Errors decode as the document's Error: the API server's field errors, by field.
 	bad, err := dev.CreateAppWithResponse(ctx, ns, client.AppInput{Metadata: client.ObjectMeta{Name: "typed-bad"}, Spec: client.AppSpec{Image: ""}})
