@@ -2623,7 +2623,7 @@ type ClientInterface interface {
 
 	// ListApps performs a GET /api/v1/namespaces/{ns}/apps (the `ListApps` operationId) request.
 	//
-	// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+	// Lists the namespace's Apps, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 	ListApps(ctx context.Context, ns Namespace, params *ListAppsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateAppWithBody performs a POST /api/v1/namespaces/{ns}/apps (the `CreateApp` operationId) request,
@@ -2668,7 +2668,7 @@ type ClientInterface interface {
 
 	// ListBackups performs a GET /api/v1/namespaces/{ns}/backups (the `ListBackups` operationId) request.
 	//
-	// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+	// Lists the namespace's Backups, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 	ListBackups(ctx context.Context, ns Namespace, params *ListBackupsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateBackupWithBody performs a POST /api/v1/namespaces/{ns}/backups (the `CreateBackup` operationId) request,
@@ -2718,7 +2718,7 @@ type ClientInterface interface {
 
 	// ListCacheInstances performs a GET /api/v1/namespaces/{ns}/cacheinstances (the `ListCacheInstances` operationId) request.
 	//
-	// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+	// Lists the namespace's CacheInstances, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 	ListCacheInstances(ctx context.Context, ns Namespace, params *ListCacheInstancesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateCacheInstanceWithBody performs a POST /api/v1/namespaces/{ns}/cacheinstances (the `CreateCacheInstance` operationId) request,
@@ -2763,7 +2763,7 @@ type ClientInterface interface {
 
 	// ListDatabaseClusters performs a GET /api/v1/namespaces/{ns}/databaseclusters (the `ListDatabaseClusters` operationId) request.
 	//
-	// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+	// Lists the namespace's DatabaseClusters, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 	ListDatabaseClusters(ctx context.Context, ns Namespace, params *ListDatabaseClustersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateDatabaseClusterWithBody performs a POST /api/v1/namespaces/{ns}/databaseclusters (the `CreateDatabaseCluster` operationId) request,
@@ -2948,7 +2948,7 @@ func (c *Client) ListNamespaces(ctx context.Context, reqEditors ...RequestEditor
 
 // ListApps performs a GET /api/v1/namespaces/{ns}/apps (the `ListApps` operationId) request.
 //
-// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+// Lists the namespace's Apps, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 func (c *Client) ListApps(ctx context.Context, ns Namespace, params *ListAppsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAppsRequest(c.Server, ns, params)
 	if err != nil {
@@ -3093,7 +3093,7 @@ func (c *Client) ReplaceApp(ctx context.Context, ns Namespace, name Name, body R
 
 // ListBackups performs a GET /api/v1/namespaces/{ns}/backups (the `ListBackups` operationId) request.
 //
-// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+// Lists the namespace's Backups, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 func (c *Client) ListBackups(ctx context.Context, ns Namespace, params *ListBackupsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListBackupsRequest(c.Server, ns, params)
 	if err != nil {
@@ -3253,7 +3253,7 @@ func (c *Client) RunBackup(ctx context.Context, ns Namespace, name Name, reqEdit
 
 // ListCacheInstances performs a GET /api/v1/namespaces/{ns}/cacheinstances (the `ListCacheInstances` operationId) request.
 //
-// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+// Lists the namespace's CacheInstances, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 func (c *Client) ListCacheInstances(ctx context.Context, ns Namespace, params *ListCacheInstancesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCacheInstancesRequest(c.Server, ns, params)
 	if err != nil {
@@ -3398,7 +3398,7 @@ func (c *Client) ReplaceCacheInstance(ctx context.Context, ns Namespace, name Na
 
 // ListDatabaseClusters performs a GET /api/v1/namespaces/{ns}/databaseclusters (the `ListDatabaseClusters` operationId) request.
 //
-// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+// Lists the namespace's DatabaseClusters, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 func (c *Client) ListDatabaseClusters(ctx context.Context, ns Namespace, params *ListDatabaseClustersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListDatabaseClustersRequest(c.Server, ns, params)
 	if err != nil {
@@ -5832,7 +5832,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListAppsWithResponse performs a GET /api/v1/namespaces/{ns}/apps (the `ListApps` operationId) request.
 	//
-	// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+	// Lists the namespace's Apps, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ListAppsWithResponse(ctx context.Context, ns Namespace, params *ListAppsParams, reqEditors ...RequestEditorFn) (*ListAppsResponse, error)
@@ -5889,7 +5889,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListBackupsWithResponse performs a GET /api/v1/namespaces/{ns}/backups (the `ListBackups` operationId) request.
 	//
-	// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+	// Lists the namespace's Backups, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ListBackupsWithResponse(ctx context.Context, ns Namespace, params *ListBackupsParams, reqEditors ...RequestEditorFn) (*ListBackupsResponse, error)
@@ -5953,7 +5953,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListCacheInstancesWithResponse performs a GET /api/v1/namespaces/{ns}/cacheinstances (the `ListCacheInstances` operationId) request.
 	//
-	// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+	// Lists the namespace's CacheInstances, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ListCacheInstancesWithResponse(ctx context.Context, ns Namespace, params *ListCacheInstancesParams, reqEditors ...RequestEditorFn) (*ListCacheInstancesResponse, error)
@@ -6010,7 +6010,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListDatabaseClustersWithResponse performs a GET /api/v1/namespaces/{ns}/databaseclusters (the `ListDatabaseClusters` operationId) request.
 	//
-	// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+	// Lists the namespace's DatabaseClusters, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ListDatabaseClustersWithResponse(ctx context.Context, ns Namespace, params *ListDatabaseClustersParams, reqEditors ...RequestEditorFn) (*ListDatabaseClustersResponse, error)
@@ -10837,7 +10837,7 @@ func (c *ClientWithResponses) ListNamespacesWithResponse(ctx context.Context, re
 
 // ListAppsWithResponse performs a GET /api/v1/namespaces/{ns}/apps (the `ListApps` operationId) request.
 //
-// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+// Lists the namespace's Apps, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) ListAppsWithResponse(ctx context.Context, ns Namespace, params *ListAppsParams, reqEditors ...RequestEditorFn) (*ListAppsResponse, error) {
@@ -10954,7 +10954,7 @@ func (c *ClientWithResponses) ReplaceAppWithResponse(ctx context.Context, ns Nam
 
 // ListBackupsWithResponse performs a GET /api/v1/namespaces/{ns}/backups (the `ListBackups` operationId) request.
 //
-// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+// Lists the namespace's Backups, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) ListBackupsWithResponse(ctx context.Context, ns Namespace, params *ListBackupsParams, reqEditors ...RequestEditorFn) (*ListBackupsResponse, error) {
@@ -11084,7 +11084,7 @@ func (c *ClientWithResponses) RunBackupWithResponse(ctx context.Context, ns Name
 
 // ListCacheInstancesWithResponse performs a GET /api/v1/namespaces/{ns}/cacheinstances (the `ListCacheInstances` operationId) request.
 //
-// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+// Lists the namespace's CacheInstances, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) ListCacheInstancesWithResponse(ctx context.Context, ns Namespace, params *ListCacheInstancesParams, reqEditors ...RequestEditorFn) (*ListCacheInstancesResponse, error) {
@@ -11201,7 +11201,7 @@ func (c *ClientWithResponses) ReplaceCacheInstanceWithResponse(ctx context.Conte
 
 // ListDatabaseClustersWithResponse performs a GET /api/v1/namespaces/{ns}/databaseclusters (the `ListDatabaseClusters` operationId) request.
 //
-// Lists the kind in the namespace, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
+// Lists the namespace's DatabaseClusters, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit). Objects come without metadata.managedFields.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) ListDatabaseClustersWithResponse(ctx context.Context, ns Namespace, params *ListDatabaseClustersParams, reqEditors ...RequestEditorFn) (*ListDatabaseClustersResponse, error) {

@@ -165,7 +165,8 @@ func kindSchemas(k mooringv1.KindInfo, crdYAML []byte) (map[string]any, error) {
 }
 
 // forKind is a {kind} path item written out for k: the Kind parameter goes, schema
-// placeholders become k's schemas and operation IDs name k (listResources: listApps).
+// placeholders become k's schemas, operation IDs name k (listResources: listApps) and
+// descriptions say {kind} for k's objects (Apps).
 func forKind(item any, k mooringv1.KindInfo) any {
 	switch v := item.(type) {
 	case map[string]any:
@@ -178,6 +179,9 @@ func forKind(item any, k mooringv1.KindInfo) any {
 				val = schemasPrefix + k.Kind + "Input"
 			case key == "$ref" && val == listSchema:
 				val = schemasPrefix + k.Kind + "List"
+			case key == "description":
+				d, _ := val.(string)
+				val = strings.ReplaceAll(d, kindSegment, k.Kind+"s")
 			case key == "operationId":
 				id, _ := val.(string)
 				id = strings.Replace(id, resourcesOpWord, k.Kind+"s", 1)
