@@ -134,8 +134,11 @@ func TestTypedClientWalksTheAPI(t *testing.T) {
 	var replaced *client.ReplaceAppResponse
 	testutil.Eventually(t, 30*time.Second, "a replace of the App read just before to answer 200", func() error {
 		cur, err := dev.GetAppWithResponse(ctx, ns, "typed-b")
-		if err != nil || cur.JSON200 == nil {
-			return fmt.Errorf("get: %v %s", err, cur.Body)
+		if err != nil {
+			return fmt.Errorf("get: %w", err)
+		}
+		if cur.JSON200 == nil {
+			return fmt.Errorf("get: %d: %s", cur.StatusCode(), cur.Body)
 		}
 		spec := cur.JSON200.Spec
 		spec.Image = "nginx:1.28"
