@@ -29,6 +29,7 @@ manifests: generate ## Generate CRDs, RBAC and webhook configurations from the c
 		output:crd:artifacts:config=config/crd/bases output:webhook:artifacts:config=config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="$$(hack/operator-rbac-paths.sh)" output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) rbac:roleName=mooring-portal paths=./internal/portal/... output:rbac:artifacts:config=config/portal/rbac
+	go generate ./internal/portal/openapi ./internal/portal/client # the portal's OpenAPI document and client follow the CRDs
 
 # What every binary reports as its version (--version, the start log line,
 # mooring_build_info, the leader lease): `git describe`, or "dev" outside Git.

@@ -21,6 +21,15 @@ for pkg in $(dirname $(find api -name zz_generated.deepcopy.go) | sed 's|$|/|');
   diff "$tmp/obj/$pkg/zz_generated.deepcopy.go" "$pkg/zz_generated.deepcopy.go" >/dev/null \
     || { echo "stale: ${pkg}zz_generated.deepcopy.go"; stale=1; }
 done
+# The portal's OpenAPI document follows openapi.yaml and the CRDs, its Go client the document.
+go run ./hack/openapi "$tmp/openapi.json"
+diff "$tmp/openapi.json" internal/portal/openapi/zz_generated.openapi.json >/dev/null \
+  || { echo "stale: internal/portal/openapi/zz_generated.openapi.json"; stale=1; }
+grep -v '^output:' internal/portal/client/oapi-codegen.yaml >"$tmp/oapi-codegen.yaml" # to stdout
+go -C hack/oapi-codegen tool oapi-codegen -config "$tmp/oapi-codegen.yaml" \
+  ../../internal/portal/openapi/zz_generated.openapi.json >"$tmp/client.go"
+diff "$tmp/client.go" internal/portal/client/zz_generated.client.go >/dev/null \
+  || { echo "stale: internal/portal/client/zz_generated.client.go"; stale=1; }
 if [ "$stale" = 1 ]; then
   echo "Generated files are stale: run 'make manifests' and commit the result." >&2
   exit 1

@@ -1,6 +1,7 @@
 // Package models holds the JSON shapes of the portal's API: what handlers bind requests
-// into and write responses from. openapi/openapi.yaml describes the same shapes; the
-// tests keep the two in step.
+// into and write responses from. openapi/openapi.yaml describes the same shapes (the
+// served document, openapi/zz_generated.openapi.json, adds the kinds'); the tests keep
+// them in step.
 package models
 
 import "time"

@@ -159,10 +159,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		uo.ReservedUsername = cfg.AdminUsername
 	}
 	users := services.NewUsers(uo)
-	doc, err := openapi.JSON()
-	if err != nil {
-		return nil, err
-	}
+	doc := openapi.JSON()
 	metrics := telemetry.NewMetrics()
 	s := &Server{Users: users, Keys: keys, Metrics: metrics, cfg: cfg,
 		MetricsHandler: promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}),

@@ -5,6 +5,7 @@ package validate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,18 +27,18 @@ type Validator struct {
 
 // New loads and validates the document itself.
 func New() (*Validator, error) {
-	doc, err := openapi3.NewLoader().LoadFromData(openapi.YAML())
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON())
 	if err != nil {
-		return nil, fmt.Errorf("load openapi.yaml: %w", err)
+		return nil, fmt.Errorf("load %s: %w", openapi.GeneratedFile, err)
 	}
 	if err := doc.Validate(context.Background()); err != nil {
-		return nil, fmt.Errorf("openapi.yaml is not a valid OpenAPI document: %w", err)
+		return nil, fmt.Errorf("%s is not a valid OpenAPI document: %w", openapi.GeneratedFile, err)
 	}
 	// Match any host: tests serve on random ports.
 	doc.Servers = openapi3.Servers{{URL: "/"}}
 	r, err := gorillamux.NewRouter(doc)
 	if err != nil {
-		return nil, fmt.Errorf("route openapi.yaml: %w", err)
+		return nil, fmt.Errorf("route %s: %w", openapi.GeneratedFile, err)
 	}
 	return &Validator{doc: doc, router: r}, nil
 }
@@ -50,6 +51,11 @@ func (v *Validator) Exchange(req *http.Request, reqBody []byte, resp *http.Respo
 	r.Body = io.NopCloser(bytes.NewReader(reqBody))
 	route, params, err := v.router.FindRoute(r)
 	if err != nil {
+		// The document says a path it does not list answers 404, and a method it does not
+		// list for a path 405, with an error body.
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+			return v.errorBody(respBody)
+		}
 		return fmt.Errorf("%s %s is not in the OpenAPI document: %w", req.Method, req.URL.Path, err)
 	}
 	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route,
@@ -66,6 +72,18 @@ func (v *Validator) Exchange(req *http.Request, reqBody []byte, resp *http.Respo
 		Options: &openapi3filter.Options{IncludeResponseStatus: true}}
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		return fmt.Errorf("response %d to %s %s does not match the document: %w", resp.StatusCode, req.Method, req.URL.Path, err)
+	}
+	return nil
+}
+
+// errorBody checks body against the document's Error schema.
+func (v *Validator) errorBody(body []byte) error {
+	var data any
+	if err := json.Unmarshal(body, &data); err != nil {
+		return fmt.Errorf("error body is not JSON: %w", err)
+	}
+	if err := v.doc.Components.Schemas["Error"].Value.VisitJSON(data); err != nil {
+		return fmt.Errorf("error body does not match the Error schema: %w", err)
 	}
 	return nil
 }
