@@ -58,14 +58,11 @@ type target interface {
 	httpRequest(ctx context.Context, r request) (*http.Request, *http.Client, error)
 }
 
-// drive sends stream to t at rate for d, open loop: each request leaves when its tick
-// comes, whether or not earlier ones have been answered, and its latency counts from
-// then. It returns once every request sent has been answered.
-func drive(ctx context.Context, name string, t target, stream func(int) request, rate float64, d time.Duration) (Summary, error) {
-	if err := warmUp(ctx, t, stream); err != nil {
-		return Summary{}, fmt.Errorf("%s: warm-up: %w", name, err)
-	}
-	n := int(rate * d.Seconds())
+// drive sends n requests of stream, from the first'th, to t at rate, open loop: each
+// request leaves when its tick comes, whether or not earlier ones have been answered,
+// and its latency counts from then. It returns once every request sent has been
+// answered, with the time from the first send to the last answer.
+func drive(ctx context.Context, name string, t target, stream func(int) request, first, n int, rate float64) ([]result, time.Duration, error) {
 	results := make([]result, n)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -78,19 +75,19 @@ func drive(ctx context.Context, name string, t target, stream func(int) request,
 		if i > 0 {
 			select {
 			case <-ctx.Done():
-				return Summary{}, ctx.Err()
+				return nil, 0, ctx.Err()
 			case due = <-tick.C: // when the tick fell due, even if read late
 			}
 		}
 		wg.Add(1)
 		go func(i int, due time.Time) {
 			defer wg.Done()
-			status, err := send(ctx, t, stream(i))
+			status, err := send(ctx, t, stream(first+i))
 			results[i] = result{latency: time.Since(due), ok: err == nil && status == http.StatusOK}
 			if !results[i].ok {
 				mu.Lock()
 				if firstErr == nil {
-					firstErr = fmt.Errorf("request %d (%+v): status %d, %v", i, stream(i), status, err)
+					firstErr = fmt.Errorf("request %d (%+v): status %d, %v", first+i, stream(first+i), status, err)
 				}
 				mu.Unlock()
 			}
@@ -101,7 +98,7 @@ func drive(ctx context.Context, name string, t target, stream func(int) request,
 	if firstErr != nil {
 		fmt.Printf("%s: first failure: %v\n", name, firstErr)
 	}
-	return summarize(name, results, rate, elapsed), nil
+	return results, elapsed, nil
 }
 
 // warmUp sends every user's first requests once, one after the other, so that

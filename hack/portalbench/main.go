@@ -23,7 +23,7 @@ import (
 type config struct {
 	users, apps, caches int
 	rate                float64
-	duration            time.Duration
+	duration, block     time.Duration
 	out, cpuProfile     string
 	seed                int64
 }
@@ -38,13 +38,14 @@ func run() int {
 	flag.IntVar(&c.apps, "apps", 20, "Apps in each user's namespace.")
 	flag.IntVar(&c.caches, "caches", 10, "CacheInstances in each user's namespace.")
 	flag.Float64Var(&c.rate, "rate", 200, "Requests per second sent to each target (open loop).")
-	flag.DurationVar(&c.duration, "duration", 30*time.Second, "How long each target is driven.")
+	flag.DurationVar(&c.duration, "duration", 30*time.Second, "How long each target is driven in all.")
+	flag.DurationVar(&c.block, "block", 5*time.Second, "The targets take turns for this long each, so that both see the machine's load as it changes.")
 	flag.StringVar(&c.out, "out", "bin/bench", "Directory for portal.json.")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "Write a CPU profile of this process (the portal runs in it) while the portal is driven.")
 	flag.Int64Var(&c.seed, "seed", 1, "Seed of the request stream, the same for both targets.")
 	flag.Parse()
-	if c.users < 1 || c.apps < 1 || c.caches < 0 || c.rate <= 0 || c.duration <= 0 {
-		fmt.Fprintln(os.Stderr, "portalbench: --users and --apps must be at least 1, --caches at least 0, --rate and --duration positive")
+	if c.users < 1 || c.apps < 1 || c.caches < 0 || c.rate <= 0 || c.duration <= 0 || c.block <= 0 || c.block > c.duration {
+		fmt.Fprintln(os.Stderr, "portalbench: --users and --apps must be at least 1, --caches at least 0, --rate, --duration and --block positive, --block at most --duration")
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -80,11 +81,17 @@ func bench(ctx context.Context, c config) (Report, error) {
 		return Report{}, err
 	}
 	stream := newStream(c.seed, fx.users, c.apps, c.caches)
-	started := time.Now()
-	fmt.Fprintf(os.Stderr, "Driving the API server directly at %.0f req/s for %s\n", c.rate, c.duration)
-	direct, err := drive(ctx, "direct", fx.direct, stream, c.rate, c.duration)
-	if err != nil {
-		return Report{}, err
+	started, before := time.Now(), load1()
+	targets := []struct {
+		name    string
+		t       target
+		results []result
+		elapsed time.Duration
+	}{{name: "direct", t: fx.direct}, {name: "portal", t: fx.portal}}
+	for _, t := range targets {
+		if err := warmUp(ctx, t.t, stream); err != nil {
+			return Report{}, fmt.Errorf("%s: warm-up: %w", t.name, err)
+		}
 	}
 	if c.cpuProfile != "" {
 		f, err := os.Create(c.cpuProfile)
@@ -95,18 +102,25 @@ func bench(ctx context.Context, c config) (Report, error) {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return Report{}, err
 		}
+		defer pprof.StopCPUProfile()
 	}
-	fmt.Fprintf(os.Stderr, "Driving the portal at %.0f req/s for %s\n", c.rate, c.duration)
-	portal, err := drive(ctx, "portal", fx.portal, stream, c.rate, c.duration)
-	if c.cpuProfile != "" {
-		pprof.StopCPUProfile()
+	perBlock, total := int(c.rate*c.block.Seconds()), int(c.rate*c.duration.Seconds())
+	fmt.Fprintf(os.Stderr, "Driving the API server directly and the portal in turns of %s at %.0f req/s, %s each\n", c.block, c.rate, c.duration)
+	for first := 0; first < total; first += perBlock {
+		n := min(perBlock, total-first)
+		for i := range targets {
+			res, elapsed, err := drive(ctx, targets[i].name, targets[i].t, stream, first, n, c.rate)
+			if err != nil {
+				return Report{}, err
+			}
+			targets[i].results, targets[i].elapsed = append(targets[i].results, res...), targets[i].elapsed+elapsed
+		}
 	}
-	if err != nil {
-		return Report{}, err
-	}
+	direct := summarize("direct", targets[0].results, c.rate, targets[0].elapsed)
+	portal := summarize("portal", targets[1].results, c.rate, targets[1].elapsed)
 	r := newReport(direct, portal)
 	r.Users, r.ObjectsPerUser, r.Duration, r.Started = c.users, c.apps+c.caches, c.duration.String(), started
-	r.Load1 = load1()
+	r.Load1Before, r.Load1After = before, load1()
 	return r, nil
 }
 

@@ -29,13 +29,16 @@ type Summary struct {
 
 // Report is one run: both targets and what the portal adds.
 type Report struct {
-	Users          int       `json:"users"`
-	ObjectsPerUser int       `json:"objectsPerUser"`
-	Duration       string    `json:"duration"`
-	Load1          float64   `json:"load1"`
-	Started        time.Time `json:"started"`
-	Direct         Summary   `json:"direct"`
-	Portal         Summary   `json:"portal"`
+	Users          int    `json:"users"`
+	ObjectsPerUser int    `json:"objectsPerUser"`
+	Duration       string `json:"duration"`
+	// Load1Before and Load1After are the one-minute load average when the measurement
+	// started and ended (the benchmark's own load is in the second).
+	Load1Before float64   `json:"load1Before"`
+	Load1After  float64   `json:"load1After"`
+	Started     time.Time `json:"started"`
+	Direct      Summary   `json:"direct"`
+	Portal      Summary   `json:"portal"`
 	// AddedP50Ms and AddedP99Ms are the portal's percentile less the direct one.
 	AddedP50Ms float64 `json:"addedP50Ms"`
 	AddedP99Ms float64 `json:"addedP99Ms"`
@@ -100,7 +103,7 @@ func writeTable(w io.Writer, r Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "portal adds %.2f ms at p50 and %.2f ms at p99 (%d users, %d objects each, %s at %.0f req/s, load average %.2f)\n",
-		r.AddedP50Ms, r.AddedP99Ms, r.Users, r.ObjectsPerUser, r.Duration, r.Portal.TargetRate, r.Load1)
+	_, err := fmt.Fprintf(w, "portal adds %.2f ms at p50 and %.2f ms at p99 (%d users, %d objects each, %s at %.0f req/s, load average %.2f before, %.2f after)\n",
+		r.AddedP50Ms, r.AddedP99Ms, r.Users, r.ObjectsPerUser, r.Duration, r.Portal.TargetRate, r.Load1Before, r.Load1After)
 	return err
 }
