@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -87,7 +88,10 @@ func drive(ctx context.Context, name string, t target, stream func(int) request,
 			if !results[i].ok {
 				mu.Lock()
 				if firstErr == nil {
-					firstErr = fmt.Errorf("request %d (%+v): status %d, %v", first+i, stream(first+i), status, err)
+					if err == nil {
+						err = fmt.Errorf("status %d", status)
+					}
+					firstErr = fmt.Errorf("request %d (%+v): %w", first+i, stream(first+i), err)
 				}
 				mu.Unlock()
 			}
@@ -96,7 +100,7 @@ func drive(ctx context.Context, name string, t target, stream func(int) request,
 	wg.Wait()
 	elapsed := time.Since(start)
 	if firstErr != nil {
-		fmt.Printf("%s: first failure: %v\n", name, firstErr)
+		fmt.Fprintf(os.Stderr, "%s: first failure: %v\n", name, firstErr)
 	}
 	return results, elapsed, nil
 }
@@ -115,7 +119,7 @@ func warmUp(ctx context.Context, t target, stream func(int) request) error {
 			return err
 		}
 		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if err != nil {
 			return err
 		}
@@ -136,7 +140,7 @@ func send(ctx context.Context, t target, r request) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		return resp.StatusCode, err
 	}

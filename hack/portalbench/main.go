@@ -98,7 +98,7 @@ func bench(ctx context.Context, c config) (Report, error) {
 		if err != nil {
 			return Report{}, err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return Report{}, err
 		}

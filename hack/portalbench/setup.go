@@ -276,7 +276,7 @@ func (p *portalClient) call(method, path, token string, body any, want int, out 
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return err
