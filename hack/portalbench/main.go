@@ -41,7 +41,7 @@ func run() int {
 	flag.DurationVar(&c.duration, "duration", 30*time.Second, "How long each target is driven in all.")
 	flag.DurationVar(&c.block, "block", 5*time.Second, "The targets take turns for this long each, so that both see the machine's load as it changes.")
 	flag.StringVar(&c.out, "out", "bin/bench", "Directory for portal.json.")
-	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "Write a CPU profile of this process (the portal runs in it) while the portal is driven.")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "Write a CPU profile of this process (the portal runs in it, and the load generator) while the targets are driven.")
 	flag.Int64Var(&c.seed, "seed", 1, "Seed of the request stream, the same for both targets.")
 	flag.Parse()
 	if c.users < 1 || c.apps < 1 || c.caches < 0 || c.rate <= 0 || c.duration <= 0 || c.block <= 0 || c.block > c.duration {
@@ -70,8 +70,9 @@ func run() int {
 	return 0
 }
 
-// bench sets up the cluster, the portal and the users, then drives both targets, the
-// API server first, one after the other with the same request stream.
+// bench sets up the cluster, the portal and the users, then drives both targets with
+// the same request stream, taking turns in blocks: the API server directly for a block,
+// then the portal for the same requests, and on.
 func bench(ctx context.Context, c config) (Report, error) {
 	fx, err := setUp(ctx, c)
 	if fx != nil {
