@@ -6,8 +6,10 @@ package cluster
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
@@ -77,6 +79,20 @@ func (i *Impersonator) Dynamic(id Identity) (dynamic.Interface, error) {
 // Clientset returns a typed client acting as id.
 func (i *Impersonator) Clientset(id Identity) (kubernetes.Interface, error) {
 	c, err := kubernetes.NewForConfig(i.Config(id))
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+	}
+	return c, nil
+}
+
+// REST returns a client of the API group version gv acting as id, for reads whose
+// answer the caller decodes itself (a list parsed once rather than by the dynamic
+// client's several passes). Errors are the API server's, as *apierrors.StatusError.
+func (i *Impersonator) REST(id Identity, gv schema.GroupVersion) (*rest.RESTClient, error) {
+	cfg := i.Config(id)
+	cfg.GroupVersion, cfg.APIPath = &gv, "/apis"
+	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	c, err := rest.RESTClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
 	}

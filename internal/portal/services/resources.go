@@ -55,13 +55,22 @@ func NewResources(imp *cluster.Impersonator, authz *Authz) *Resources {
 	return &Resources{imp: imp, authz: authz, now: time.Now}
 }
 
-func (r *Resources) resource(caller *Caller, namespace, kind string) (ri resourceClient, err error) {
+// kindIn checks the namespace and kind of a path and returns the kind's GVK.
+func kindIn(namespace, kind string) (schema.GroupVersionKind, error) {
 	if err := validNamespace(namespace); err != nil {
-		return ri, err
+		return schema.GroupVersionKind{}, err
 	}
 	gvk, ok := Kinds[kind]
 	if !ok {
-		return ri, &Error{Kind: KindNotFound, Message: fmt.Sprintf("unknown kind %q: use one of %s", kind, kindPlurals)}
+		return gvk, &Error{Kind: KindNotFound, Message: fmt.Sprintf("unknown kind %q: use one of %s", kind, kindPlurals)}
+	}
+	return gvk, nil
+}
+
+func (r *Resources) resource(caller *Caller, namespace, kind string) (ri resourceClient, err error) {
+	gvk, err := kindIn(namespace, kind)
+	if err != nil {
+		return ri, err
 	}
 	dyn, err := r.imp.Dynamic(caller.Identity)
 	if err != nil {
@@ -89,18 +98,11 @@ func (r *Resources) List(ctx context.Context, caller *Caller, namespace, kind st
 // ListPage lists one page of the kind in namespace; the list's metadata.continue
 // fetches the next one.
 func (r *Resources) ListPage(ctx context.Context, caller *Caller, namespace, kind string, page Page) (*unstructured.UnstructuredList, error) {
-	rc, err := r.resource(caller, namespace, kind)
+	gvk, err := kindIn(namespace, kind)
 	if err != nil {
 		return nil, err
 	}
-	l, err := rc.c.List(ctx, metav1.ListOptions{Limit: page.Limit, Continue: page.Continue})
-	if err != nil {
-		return nil, err
-	}
-	for i := range l.Items {
-		l.Items[i].SetManagedFields(nil)
-	}
-	return l, nil
+	return listLean(ctx, r.imp, caller.Identity, gvk.GroupVersion(), namespace, kind, page)
 }
 
 // Get reads one object.
