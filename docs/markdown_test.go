@@ -122,7 +122,12 @@ func (p page) makeTargets() []string {
 			if !ok {
 				continue
 			}
+			quoted := false // inside a quoted variable value such as VAR="--rate 50"
 			for _, arg := range strings.Fields(args) {
+				if quotes := strings.Count(arg, `"`) + strings.Count(arg, "'"); quoted || quotes%2 == 1 {
+					quoted = quoted != (quotes%2 == 1)
+					continue
+				}
 				if strings.Contains(arg, "=") || strings.HasPrefix(arg, "-") {
 					continue
 				}
