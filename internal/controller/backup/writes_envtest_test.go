@@ -8,36 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/internal/controller/backup"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
-
-// childOperations is the engine's mooring_child_operations_total for one kind and result.
-func childOperations(t *testing.T, kind, result string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatalf("gather metrics: %v", err)
-	}
-	for _, f := range families {
-		if f.GetName() != "mooring_child_operations_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["kind"] == kind && labels["result"] == result {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
-}
 
 // The writes a Backup makes beside its CronJob go through the engine: the volume (created
 // once, without an owner) and the on-demand Job are counted in
@@ -48,7 +23,7 @@ func TestBackupWritesGoThroughTheEngine(t *testing.T) {
 	ns := env.Namespace(t)
 	db := createDB(t, ns, "orders")
 	makeRunning(t, db)
-	claims, jobs := childOperations(t, "PersistentVolumeClaim", "created"), childOperations(t, "Job", "created")
+	claims, jobs := testutil.ChildOperations(t, "PersistentVolumeClaim", "created"), testutil.ChildOperations(t, "Job", "created")
 
 	b := createBackup(t, ns, "nightly", "orders", func(b *mooringv1.Backup) {
 		b.Annotations = map[string]string{mooringv1.BackupNowAnnotation: "first"}
@@ -60,10 +35,10 @@ func TestBackupWritesGoThroughTheEngine(t *testing.T) {
 		}
 		return nil
 	})
-	if got := childOperations(t, "PersistentVolumeClaim", "created") - claims; got < 1 {
+	if got := testutil.ChildOperations(t, "PersistentVolumeClaim", "created") - claims; got < 1 {
 		t.Errorf("the volume's create is not counted in mooring_child_operations_total (%v more)", got)
 	}
-	if got := childOperations(t, "Job", "created") - jobs; got < 1 {
+	if got := testutil.ChildOperations(t, "Job", "created") - jobs; got < 1 {
 		t.Errorf("the on-demand Job's create is not counted in mooring_child_operations_total (%v more)", got)
 	}
 	testutil.Eventually(t, testutil.DefaultTimeout, "events of the volume and the Job", func() error {

@@ -9,7 +9,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/database"
@@ -17,36 +16,12 @@ import (
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
-// childOperations is the engine's mooring_child_operations_total for one kind and result.
-func childOperations(t *testing.T, kind, result string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatalf("gather metrics: %v", err)
-	}
-	for _, f := range families {
-		if f.GetName() != "mooring_child_operations_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["kind"] == kind && labels["result"] == result {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
-}
-
 // The Secrets a new cluster generates go through the engine's CreateOnce: created once,
 // without an owner (they belong with the data), counted in mooring_child_operations_total
 // and announced in an event.
 func TestGeneratedSecretsGoThroughTheEngine(t *testing.T) {
 	ns := env.Namespace(t)
-	created := childOperations(t, "Secret", "created")
+	created := testutil.ChildOperations(t, "Secret", "created")
 	db := createDB(t, ns, "orders", v1beta1.PostgreSQL, nil)
 	testutil.WaitFor(t, env.Client, client.ObjectKeyFromObject(db), &v1beta1.DatabaseCluster{}, "SecretReady=True",
 		func(d *v1beta1.DatabaseCluster) error {
@@ -64,7 +39,7 @@ func TestGeneratedSecretsGoThroughTheEngine(t *testing.T) {
 			t.Errorf("Secret %s: owners %v, %d password bytes; want no owner and a password", name, s.OwnerReferences, len(s.Data[database.PasswordKey]))
 		}
 	}
-	if got := childOperations(t, "Secret", "created") - created; got < 2 {
+	if got := testutil.ChildOperations(t, "Secret", "created") - created; got < 2 {
 		t.Errorf("the two generated Secrets' creates counted %v times in mooring_child_operations_total, want 2", got)
 	}
 	// (The superuser Secret's event has the same type, reason and action on the same
