@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
@@ -91,6 +92,12 @@ func operatorVersion(ctx context.Context, c client.Reader, ns string) (operatorB
 		return out, fmt.Errorf("read the leader lease %s: %w", key, err)
 	default:
 		holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+		if leaseExpired(lease, time.Now()) {
+			// A leader that was killed, or whose release lost a race with its own renewal,
+			// never clears the holder: once the lease has expired nobody holds it, as
+			// the next candidate's leader election sees it.
+			holder = ""
+		}
 		l := lease.Labels
 		host, v, rev := l[version.LeaseHostLabel], l[version.LeaseVersionLabel], l[version.LeaseRevisionLabel]
 		published := v != "" && host != "" && strings.HasPrefix(holder, host)
@@ -115,4 +122,14 @@ func operatorVersion(ctx context.Context, c client.Reader, ns string) (operatorB
 	out.Version = imageTag(operatorImage(&deps.Items[0]))
 	out.Note = "the image tag of Deployment " + deps.Items[0].Name + "; " + out.Note
 	return out, nil
+}
+
+// leaseExpired reports whether the lease's holder let it run out: its last renewal is
+// older than its duration.
+func leaseExpired(lease *coordinationv1.Lease, now time.Time) bool {
+	spec := lease.Spec
+	if spec.RenewTime == nil || spec.LeaseDurationSeconds == nil {
+		return false
+	}
+	return now.After(spec.RenewTime.Add(time.Duration(*spec.LeaseDurationSeconds) * time.Second))
 }
