@@ -10,29 +10,19 @@ import (
 // controller, summed over results.
 func ReconcileCount(t testing.TB, controller string) float64 {
 	t.Helper()
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatalf("gather metrics: %v", err)
-	}
-	var n float64
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == controller {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return n
+	return counterSum(t, "controller_runtime_reconcile_total", map[string]string{"controller": controller})
 }
 
 // ChildOperations is the engine's mooring_child_operations_total for one child kind and
 // result ("created", "updated", "deleted", ...), summed over the controllers that made them.
 func ChildOperations(t testing.TB, kind, result string) float64 {
+	t.Helper()
+	return counterSum(t, "mooring_child_operations_total", map[string]string{"kind": kind, "result": result})
+}
+
+// counterSum is the sum of the registry's counter name over the series carrying every
+// label of want.
+func counterSum(t testing.TB, name string, want map[string]string) float64 {
 	t.Helper()
 	families, err := metrics.Registry.Gather()
 	if err != nil {
@@ -40,15 +30,17 @@ func ChildOperations(t testing.TB, kind, result string) float64 {
 	}
 	var n float64
 	for _, f := range families {
-		if f.GetName() != "mooring_child_operations_total" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
+			matched := 0
 			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
+				if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+					matched++
+				}
 			}
-			if labels["kind"] == kind && labels["result"] == result {
+			if matched == len(want) {
 				n += m.GetCounter().GetValue()
 			}
 		}
