@@ -46,6 +46,25 @@ type UserSpec struct {
 	// +optional
 	// +listType=set
 	Namespaces []string `json:"namespaces,omitempty"`
+	// SSO names the account at the OpenID Connect provider it logs in through; such an
+	// account has no password. Unset for a local account.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="sso is immutable"
+	SSO *SSOIdentity `json:"sso,omitempty"`
+}
+
+// SSOIdentity is who an account is at its OpenID Connect provider: the ID token's
+// issuer and subject, which together never change for one person (names and e-mail
+// addresses may).
+type SSOIdentity struct {
+	// Issuer is the provider's issuer URL (the ID token's iss).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	Issuer string `json:"issuer"`
+	// Subject is the ID token's sub.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	Subject string `json:"subject"`
 }
 
 // UserStatus is the account's security state, shared by every portal replica.
@@ -80,6 +99,13 @@ type UserStatus struct {
 	// +listMapKey=id
 	// +kubebuilder:validation:MaxItems=64
 	Sessions []Session `json:"sessions,omitempty"`
+	// Groups are the values of the groups claim of the user's last single sign-on; teams
+	// that name one of them count the user as a member. Empty for a local account.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=256
+	Groups []string `json:"groups,omitempty"`
 }
 
 // ClientLockout is the failed-login count and lock of one account for one client.
