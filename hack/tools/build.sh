@@ -31,10 +31,11 @@ if ! flock -n 9; then
 fi
 
 # name:package[:module dir], in build order (the API server and etcd first: envtest needs
-# only those). The last three run the local cluster's real node (internal/localcluster),
+# only those). The next three run the local cluster's real node (internal/localcluster),
 # each from a module of its own: node/ (the kubelet and kube-proxy, same Kubernetes pins,
 # so adding them did not change the control plane's cache key) and coredns/ (whose
-# dependencies must never move the Kubernetes pins here).
+# dependencies must never move the Kubernetes pins here). hydra/ is the OpenID Connect
+# provider the portal's single sign-on tests log in through (internal/portal/portaltest).
 tools=(
   etcd:go.etcd.io/etcd/server/v3
   kube-apiserver:k8s.io/kubernetes/cmd/kube-apiserver
@@ -46,6 +47,7 @@ tools=(
   kubelet:k8s.io/kubernetes/cmd/kubelet:node
   kube-proxy:k8s.io/kubernetes/cmd/kube-proxy:node
   coredns:github.com/coredns/coredns:coredns
+  hydra:github.com/ory/hydra/v2:hydra
 )
 
 for entry in "${tools[@]}"; do
@@ -61,12 +63,17 @@ for entry in "${tools[@]}"; do
     start=$(date +%s)
     echo "tools: building $name ($pkg) into $cache (not cached yet; a cold build of all tools takes ~13 min on 2 cores)"
     ldflags='-s -w'
+    tags=''
+    cgo=${CGO_ENABLED:-}
     case "$pkg" in
+      # Hydra keeps its in-memory store (DSN=memory) in SQLite, which needs cgo and these
+      # tags ("SQLite support was not built into the binary" without them).
+      github.com/ory/hydra/*) tags='sqlite,sqlite_omit_load_extension' cgo=1 ;;
       # Stamp the Kubernetes version, which a build outside the kubernetes repository lacks
       # (kubectl version would fail against the v0.0.0-master default).
       k8s.io/kubernetes/*) ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$k8s_version" | cut -d. -f2)" ;;
     esac
-    (cd "$here/$module" && go build -trimpath -ldflags="$ldflags" -o "$cache/$name.tmp.$$" "$pkg")
+    (cd "$here/$module" && CGO_ENABLED=$cgo go build -trimpath -tags="$tags" -ldflags="$ldflags" -o "$cache/$name.tmp.$$" "$pkg")
     mv "$cache/$name.tmp.$$" "$cache/$name"
     echo "tools: built $name in $(( $(date +%s) - start ))s"
   fi
