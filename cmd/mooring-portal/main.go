@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 	"github.com/mooringhq/mooring/internal/portal/cluster"
 	"github.com/mooringhq/mooring/internal/portal/server"
 	"github.com/mooringhq/mooring/internal/portal/services"
+	"github.com/mooringhq/mooring/internal/portal/sso"
 	"github.com/mooringhq/mooring/internal/portal/telemetry"
 	"github.com/mooringhq/mooring/internal/version"
 )
@@ -38,6 +40,8 @@ type options struct {
 	cfg                                   server.Config
 	addr, metricsAddr, proxies, protected string
 	adminPasswordFile, logLevel           string
+	oidcSecretFile, oidcScopes            string
+	localLogin                            bool
 	adminRole, developerRole, auditorRole string
 	lockoutThreshold                      int
 	grace                                 time.Duration
@@ -87,6 +91,16 @@ func (o *options) register(fs *flag.FlagSet, ns string) {
 	// The portal serves plain HTTP behind a TLS-terminating Ingress, so it cannot tell
 	// from a request that the browser reached it over HTTPS.
 	fs.BoolVar(&o.cfg.SecureCookies, "secure-cookies", true, "Mark the web UI's cookies Secure and send Strict-Transport-Security, even on plain HTTP requests (the portal behind a TLS-terminating Ingress). Turn off only when browsers reach the portal over plain HTTP.")
+	fs.StringVar(&o.cfg.SSO.IssuerURL, "oidc-issuer-url", "", "Issuer URL of the OpenID Connect provider people sign in through (single sign-on); empty turns it off.")
+	fs.StringVar(&o.cfg.SSO.ClientID, "oidc-client-id", "", "The portal's client id at the OpenID Connect provider.")
+	fs.StringVar(&o.oidcSecretFile, "oidc-client-secret-file", "", "File (e.g. a mounted Secret) with the portal's client secret at the provider; it also keys the seal of the sign-in cookie.")
+	fs.StringVar(&o.cfg.SSO.RedirectURL, "oidc-redirect-url", "", "The portal's callback as browsers reach it, registered with the provider: https://<portal host>/ui/sso/callback.")
+	fs.StringVar(&o.oidcScopes, "oidc-scopes", strings.Join(sso.DefaultScopes, ","), "Comma-separated scopes asked for besides openid.")
+	fs.StringVar(&o.cfg.SSO.GroupsClaim, "oidc-groups-claim", "groups", "ID token claim listing the user's groups, stored in the User's status.groups at each sign-in.")
+	fs.StringVar(&o.cfg.SSO.UsernameClaim, "oidc-username-claim", "preferred_username", "ID token claim a new account's username is made from (then the e-mail's local part, then sub); made a valid, unique username.")
+	fs.StringVar(&o.cfg.SSO.ProviderName, "oidc-provider-name", "single sign-on", "Provider name on the login page's button: \"Sign in with <name>\".")
+	fs.StringVar(&o.cfg.SSOAdminGroup, "oidc-admin-group", "", "Members of this group (groups claim) are made admins when they sign in; how the first admin comes when --local-login=false.")
+	fs.BoolVar(&o.localLogin, "local-login", true, "Accept password logins and self-registration; false leaves single sign-on only.")
 	fs.BoolVar(&o.printVersion, "version", false, "Print the version and exit.")
 }
 
@@ -130,6 +144,9 @@ func run() error {
 	if f.cfg.AdminPassword, err = server.ReadPasswordFile(f.adminPasswordFile); err != nil {
 		return err
 	}
+	if err := f.ssoConfig(); err != nil {
+		return err
+	}
 	if f.cfg.Rest, err = config.GetConfig(); err != nil {
 		return fmt.Errorf("cluster config: %w", err)
 	}
@@ -159,4 +176,30 @@ func checkSessionLifetime(maxLifetime, refreshTTL time.Duration) error {
 		return fmt.Errorf("--session-max-lifetime (%s) must be at least --refresh-token-ttl (%s)", maxLifetime, refreshTTL)
 	}
 	return nil
+}
+
+// ssoConfig completes the single sign-on configuration from the flags: the client
+// secret from its file, the scopes from their list, and local logins on or off.
+func (o *options) ssoConfig() error {
+	o.cfg.DisableLocalLogin = !o.localLogin
+	for _, sc := range strings.Split(o.oidcScopes, ",") {
+		if sc = strings.TrimSpace(sc); sc != "" {
+			o.cfg.SSO.Scopes = append(o.cfg.SSO.Scopes, sc)
+		}
+	}
+	if !o.cfg.SSO.Enabled() {
+		if !o.localLogin {
+			return errors.New("--local-login=false needs --oidc-issuer-url: nobody could log in")
+		}
+		return nil
+	}
+	if o.oidcSecretFile == "" {
+		return errors.New("--oidc-client-secret-file: required with --oidc-issuer-url")
+	}
+	b, err := os.ReadFile(o.oidcSecretFile)
+	if err != nil {
+		return fmt.Errorf("--oidc-client-secret-file: %w", err)
+	}
+	o.cfg.SSO.ClientSecret = strings.TrimSpace(string(b))
+	return o.cfg.SSO.Validate()
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/mooringhq/mooring/internal/portal/ratelimit"
 	"github.com/mooringhq/mooring/internal/portal/routes"
 	"github.com/mooringhq/mooring/internal/portal/services"
+	"github.com/mooringhq/mooring/internal/portal/sso"
 	"github.com/mooringhq/mooring/internal/portal/store"
 	"github.com/mooringhq/mooring/internal/portal/telemetry"
 	"github.com/mooringhq/mooring/internal/portal/ui"
@@ -97,6 +98,14 @@ type Config struct {
 	// Ingress, so the request alone does not tell. Only a portal reached over plain HTTP
 	// (tests, a local developer setup) turns it off.
 	SecureCookies bool
+	// SSO signs people in through an OpenID Connect provider, when its IssuerURL is set.
+	SSO sso.Config
+	// SSOHTTPClient talks to the provider (sso.Options.HTTPClient), for tests.
+	SSOHTTPClient *http.Client
+	// SSOAdminGroup makes members of this group (the groups claim) admins at sign-in.
+	SSOAdminGroup string
+	// DisableLocalLogin refuses password logins and registration, and hides them.
+	DisableLocalLogin bool
 }
 
 // Server is an assembled portal.
@@ -158,7 +167,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.AdminPassword != "" {
 		uo.ReservedUsername = cfg.AdminUsername
 	}
+	uo.DisableLocalLogin, uo.SSOAdminGroup = cfg.DisableLocalLogin, cfg.SSOAdminGroup
 	users := services.NewUsers(uo)
+	resources := services.NewResources(imp, authz)
+	uio := ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp}, Objects: ui.Impersonated{Imp: imp},
+		SecureCookies: cfg.SecureCookies, DisableLocalLogin: cfg.DisableLocalLogin}
+	if cfg.SSO.Enabled() {
+		p, err := sso.New(cfg.SSO, sso.Options{HTTPClient: cfg.SSOHTTPClient, Now: cfg.Now})
+		if err != nil {
+			return nil, err
+		}
+		uio.SSO, uio.SSOAccounts = p, users
+	} else if cfg.DisableLocalLogin {
+		return nil, errors.New("local logins are off and no single sign-on is configured: nobody could log in")
+	}
 	doc := openapi.JSON()
 	metrics := telemetry.NewMetrics()
 	s := &Server{Users: users, Keys: keys, Metrics: metrics, cfg: cfg,
@@ -173,7 +195,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return err
 	}}
 	gin.SetMode(gin.ReleaseMode)
-	resources := services.NewResources(imp, authz)
 	ipLimit, userLimit := ratelimit.New(cfg.IPLimit, cfg.RateWindow, nil), ratelimit.New(cfg.UserLimit, cfg.RateWindow, nil)
 	r, err := routes.New(routes.Options{
 		Users:          &handlers.Users{Svc: users},
@@ -190,8 +211,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	// The web UI: the same services, limiters and impersonation as the API.
-	if err := ui.Register(r, ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp}, Objects: ui.Impersonated{Imp: imp},
-		IPLimit: ipLimit, UserLimit: userLimit, Metrics: s.Metrics, SecureCookies: cfg.SecureCookies}); err != nil {
+	uio.IPLimit, uio.UserLimit, uio.Metrics = ipLimit, userLimit, s.Metrics
+	if err := ui.Register(r, uio); err != nil {
 		return nil, err
 	}
 	s.Handler = r

@@ -66,7 +66,10 @@ type Users struct {
 	reserved string
 	// protected are namespaces nobody is granted; see UsersOptions.
 	protected Protected
-	now       func() time.Time
+	// noLocalLogin and adminGroup: see UsersOptions.
+	noLocalLogin bool
+	adminGroup   string
+	now          func() time.Time
 }
 
 // UsersOptions are the parts Users works with.
@@ -95,6 +98,12 @@ type UsersOptions struct {
 	// Protected are the namespaces no user may be granted (the portal's, the
 	// operator's, kube-* and a configured list).
 	Protected Protected
+	// DisableLocalLogin refuses password logins and registration: every person signs in
+	// through single sign-on (LoginSSO).
+	DisableLocalLogin bool
+	// SSOAdminGroup, when set, makes every single sign-on account whose groups claim
+	// holds it an admin at its login (the first admin when local logins are off).
+	SSOAdminGroup string
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -106,7 +115,8 @@ func NewUsers(o UsersOptions) *Users {
 	}
 	return &Users{store: o.Store, issuer: o.Issuer, imp: o.Impersonator, bindings: o.Bindings,
 		authz: o.Authz, lockout: o.Lockout, maxSession: o.SessionMaxLifetime, reuseInterval: o.RefreshReuseInterval,
-		reserved: normalizeUsername(o.ReservedUsername), protected: o.Protected, now: o.Now}
+		reserved: normalizeUsername(o.ReservedUsername), protected: o.Protected,
+		noLocalLogin: o.DisableLocalLogin, adminGroup: o.SSOAdminGroup, now: o.Now}
 }
 
 // ToModel is the API view of u: never a password or hash.
@@ -125,6 +135,9 @@ func ToModel(u *portalv1alpha1.User) models.User {
 
 // Register creates an account with no role. The first admin's username is reserved.
 func (s *Users) Register(ctx context.Context, req models.RegisterRequest) (models.User, error) {
+	if s.noLocalLogin {
+		return models.User{}, errNoLocalLogin
+	}
 	if name := normalizeUsername(req.Username); s.reserved != "" && name == s.reserved {
 		return models.User{}, &Error{Kind: KindInvalid, Message: fmt.Sprintf("username %q is reserved", name),
 			Fields: []models.FieldError{field("username", "is reserved")}}
@@ -210,6 +223,9 @@ func (s *Users) EnsureAdmin(ctx context.Context, username, email, password strin
 // a password Secret and one Argon2id check), and
 // failure bookkeeping runs after the answer, so response times do not tell them apart.
 func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.TokenResponse, error) {
+	if s.noLocalLogin {
+		return models.TokenResponse{}, errNoLocalLogin
+	}
 	var bad []models.FieldError
 	if req.Username == "" {
 		bad = append(bad, field("username", "is required"))
@@ -245,6 +261,9 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 	}
 	if err != nil {
 		return models.TokenResponse{}, err
+	}
+	if u.Spec.SSO != nil {
+		return models.TokenResponse{}, s.refuseSSOPassword(ctx, u, req.Password)
 	}
 	hash, err := s.store.PasswordHash(ctx, u)
 	if err != nil {
@@ -372,7 +391,9 @@ func (s *Users) UpdateMe(ctx context.Context, caller *Caller, req models.UpdateM
 	if req.Email != nil {
 		bad = append(bad, validateEmail(*req.Email)...)
 	}
-	if req.Password != nil {
+	if req.Password != nil && u.Spec.SSO != nil {
+		bad = append(bad, field("password", "cannot be set: this account signs in through single sign-on and has no password"))
+	} else if req.Password != nil {
 		bad = append(bad, validatePassword("password", *req.Password)...)
 		if req.CurrentPassword == nil || *req.CurrentPassword == "" {
 			bad = append(bad, field("currentPassword", "is required to change the password"))

@@ -51,6 +51,7 @@ func wrap(err error, what string) error {
 
 // Create makes the User first, which claims the username atomically, then the Secret,
 // owned by the User so the garbage collector removes it should a Delete be cut short.
+// An account without a password (single sign-on) gets no Secret.
 func (k *Kube) Create(ctx context.Context, u *portalv1alpha1.User, passwordHash string) error {
 	u.Name = u.Spec.Username
 	if u.Labels == nil {
@@ -59,6 +60,9 @@ func (k *Kube) Create(ctx context.Context, u *portalv1alpha1.User, passwordHash 
 	u.Labels[portalv1alpha1.IDLabel] = u.Spec.ID
 	if err := k.c.Create(ctx, u); err != nil {
 		return wrap(err, "create User "+u.Name)
+	}
+	if passwordHash == "" {
+		return nil
 	}
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{

@@ -17,7 +17,8 @@ var (
 // Users stores portal accounts. Updates are optimistic: they fail with ErrConflict when
 // the user changed since it was read, so replicas never overwrite each other.
 type Users interface {
-	// Create stores a new user and its password hash; ErrExists when the username is taken.
+	// Create stores a new user and its password hash (none when passwordHash is empty: a
+	// single sign-on account); ErrExists when the username is taken.
 	Create(ctx context.Context, u *portalv1alpha1.User, passwordHash string) error
 	// Get returns the user named username (lower-case); ErrNotFound when there is none.
 	Get(ctx context.Context, username string) (*portalv1alpha1.User, error)

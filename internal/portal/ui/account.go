@@ -15,6 +15,10 @@ import (
 type authForm struct {
 	Username, Email, Next string
 	Fields                map[string]string
+	// SSO is the single sign-on provider's name ("": none); Local shows the password
+	// form and the way to register.
+	SSO   string
+	Local bool
 }
 
 // safeNext keeps a post-login redirect on the UI: a path under Prefix, never another host.
@@ -26,7 +30,17 @@ func safeNext(next string) string {
 }
 
 func (u *UI) loginPage(c *gin.Context) {
-	u.render(c, http.StatusOK, "login", page{Title: "Log in", Notice: noticeOf(c), Data: authForm{Next: c.Query("next")}})
+	u.renderLogin(c, http.StatusOK, "", authForm{Next: c.Query("next")})
+}
+
+// renderLogin renders the login page: the password form while local logins are on, the
+// single sign-on button while a provider is configured.
+func (u *UI) renderLogin(c *gin.Context, status int, errMsg string, form authForm) {
+	form.Local = !u.o.DisableLocalLogin
+	if u.o.SSO != nil {
+		form.SSO = u.o.SSO.Name()
+	}
+	u.render(c, status, "login", page{Title: "Log in", Notice: noticeOf(c), Error: errMsg, Data: form})
 }
 
 func (u *UI) login(c *gin.Context) {
@@ -35,7 +49,7 @@ func (u *UI) login(c *gin.Context) {
 	if err != nil {
 		p := describe(c.Request.Context(), err)
 		form.Fields = p.Fields
-		u.render(c, p.Status, "login", page{Title: "Log in", Error: p.Message, Data: form})
+		u.renderLogin(c, p.Status, p.Message, form)
 		return
 	}
 	u.setSession(c, tok)
@@ -43,6 +57,10 @@ func (u *UI) login(c *gin.Context) {
 }
 
 func (u *UI) registerPage(c *gin.Context) {
+	if u.o.DisableLocalLogin {
+		u.renderLogin(c, http.StatusForbidden, "Registration is turned off on this portal: sign in through single sign-on.", authForm{})
+		return
+	}
 	u.render(c, http.StatusOK, "register", page{Title: "Register", Data: authForm{}})
 }
 
@@ -120,10 +138,13 @@ func (u *UI) home(c *gin.Context) {
 type accountData struct {
 	Email  string
 	Fields map[string]string
+	// SSO: the account signs in through single sign-on and has no password to change.
+	SSO bool
 }
 
 func (u *UI) accountPage(c *gin.Context) {
-	u.render(c, http.StatusOK, "account", page{Title: "Account", Notice: noticeOf(c), Data: accountData{Email: caller(c).User.Spec.Email}})
+	me := caller(c).User
+	u.render(c, http.StatusOK, "account", page{Title: "Account", Notice: noticeOf(c), Data: accountData{Email: me.Spec.Email, SSO: me.Spec.SSO != nil}})
 }
 
 func (u *UI) changeEmail(c *gin.Context) {
@@ -148,7 +169,8 @@ func (u *UI) changePassword(c *gin.Context) {
 
 func (u *UI) accountError(c *gin.Context, err error, email string) {
 	p := describe(c.Request.Context(), err)
-	u.render(c, p.Status, "account", page{Title: "Account", Error: p.Message, Data: accountData{Email: email, Fields: p.Fields}})
+	u.render(c, p.Status, "account", page{Title: "Account", Error: p.Message,
+		Data: accountData{Email: email, Fields: p.Fields, SSO: caller(c).User.Spec.SSO != nil}})
 }
 
 func (u *UI) logoutAll(c *gin.Context) {

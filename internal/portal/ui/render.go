@@ -29,7 +29,9 @@ type page struct {
 	Notice, Error string
 	// Poll is the status refresh interval in milliseconds, 0 on pages that do not poll.
 	Poll int
-	Data any
+	// Refresh, when set, is a local page the browser moves on to at once.
+	Refresh string
+	Data    any
 }
 
 // pageTemplate is one page parsed with the layout.

@@ -78,6 +78,13 @@ type Options struct {
 	PollInterval int
 	// Now is the clock ages are shown against (time.Now when nil).
 	Now func() time.Time
+	// SSO, when set, signs people in through an OpenID Connect provider (the login
+	// page's "Sign in with" button), and SSOAccounts gives them their sessions.
+	SSO         SSO
+	SSOAccounts SSOAccounts
+	// DisableLocalLogin hides the password form and the way to register (the services
+	// refuse both too).
+	DisableLocalLogin bool
 }
 
 // UI serves the pages.
@@ -90,6 +97,9 @@ type UI struct {
 func Register(r *gin.Engine, o Options) error {
 	if o.Accounts == nil || o.Resources == nil || o.Permissions == nil || o.Objects == nil {
 		return fmt.Errorf("ui: Accounts, Resources, Permissions and Objects are required")
+	}
+	if o.SSO != nil && o.SSOAccounts == nil {
+		return fmt.Errorf("ui: SSO needs SSOAccounts")
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = 3000
@@ -116,6 +126,12 @@ func Register(r *gin.Engine, o Options) error {
 	g.POST("/login", perIP, u.csrfCookie, u.checkCSRF, u.login)
 	g.GET("/register", u.csrfCookie, u.registerPage)
 	g.POST("/register", perIP, u.csrfCookie, u.checkCSRF, u.register)
+	if o.SSO != nil {
+		// No CSRF token: the provider's redirect cannot carry one; the sealed state in
+		// the flow cookie is the callback's CSRF check.
+		g.GET("/sso/login", perIP, u.ssoLogin)
+		g.GET("/sso/callback", perIP, u.csrfCookie, u.ssoCallback)
+	}
 
 	a := g.Group("", u.session, u.rateLimit(o.UserLimit, "user", byUser), u.csrfCookie, u.checkCSRF,
 		middleware.PathParams(u.badPath))
