@@ -1946,6 +1946,24 @@ type RegisterRequest struct {
 	Username string `json:"username"`
 }
 
+// SSOInfo defines model for SSOInfo.
+type SSOInfo struct {
+	// Enabled an OpenID Connect provider is configured
+	Enabled bool `json:"enabled"`
+
+	// Issuer the provider's issuer URL
+	Issuer *string `json:"issuer,omitempty"`
+
+	// LocalLogin password logins and registration are accepted
+	LocalLogin bool `json:"localLogin"`
+
+	// LoginURL where a browser starts a sign-in, with an optional next=/ui/<page>
+	LoginURL *string `json:"loginURL,omitempty"`
+
+	// Provider the provider's name, as on the login page's button
+	Provider *string `json:"provider,omitempty"`
+}
+
 // TokenResponse defines model for TokenResponse.
 type TokenResponse struct {
 	AccessToken  string                 `json:"access_token"`
@@ -2607,10 +2625,14 @@ type ClientInterface interface {
 
 	// LoginWithBody performs a POST /api/v1/login (the `Login` operationId) request,
 	// with any type of body and a specified content type.
+	//
+	// Logs in with a password. An account that signs in through single sign-on has no password: its password login answers 401, like a wrong password. While local logins are off (--local-login=false) every password login answers 403.
 	LoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Login performs a POST /api/v1/login (the `Login` operationId) request.
 	// Takes a body of the `application/json` content type.
+	//
+	// Logs in with a password. An account that signs in through single sign-on has no password: its password login answers 401, like a wrong password. While local logins are off (--local-login=false) every password login answers 403.
 	Login(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Logout performs a POST /api/v1/logout (the `Logout` operationId) request.
@@ -2814,6 +2836,11 @@ type ClientInterface interface {
 	// Openapi performs a GET /api/v1/openapi.json (the `Openapi` operationId) request.
 	Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SsoInfo performs a GET /api/v1/sso (the `SsoInfo` operationId) request.
+	//
+	// How people sign in to this portal: the OpenID Connect provider of single sign-on, if one is configured, and whether password logins and registration are accepted. The sign-in runs in a browser: GET loginURL (optionally with next=/ui/<page>) sends it to the provider (authorization code flow with PKCE, state and nonce in a short-lived cookie), which sends it back to /ui/sso/callback; there the ID token is verified, the account of its issuer and subject is found or created (role none, no password), the groups claim is stored, and the browser gets a session of the web UI, the same tokens a password login gives.
+	SsoInfo(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RefreshWithBody performs a POST /api/v1/token/refresh (the `Refresh` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -2832,13 +2859,13 @@ type ClientInterface interface {
 	// RegisterWithBody performs a POST /api/v1/users (the `Register` operationId) request,
 	// with any type of body and a specified content type.
 	//
-	// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it.
+	// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it. While local logins are off (--local-login=false) registration answers 403: people sign in through single sign-on (GET /api/v1/sso).
 	RegisterWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Register performs a POST /api/v1/users (the `Register` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
-	// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it.
+	// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it. While local logins are off (--local-login=false) registration answers 403: people sign in through single sign-on (GET /api/v1/sso).
 	Register(ctx context.Context, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMe performs a GET /api/v1/users/me (the `GetMe` operationId) request.
@@ -2892,6 +2919,8 @@ type ClientInterface interface {
 
 // LoginWithBody performs a POST /api/v1/login (the `Login` operationId) request,
 // with any type of body and a specified content type.
+//
+// Logs in with a password. An account that signs in through single sign-on has no password: its password login answers 401, like a wrong password. While local logins are off (--local-login=false) every password login answers 403.
 func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLoginRequestWithBody(c.Server, contentType, body)
 	if err != nil {
@@ -2906,6 +2935,8 @@ func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.
 
 // Login performs a POST /api/v1/login (the `Login` operationId) request.
 // Takes a body of the `application/json` content type.
+//
+// Logs in with a password. An account that signs in through single sign-on has no password: its password login answers 401, like a wrong password. While local logins are off (--local-login=false) every password login answers 403.
 func (c *Client) Login(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLoginRequest(c.Server, body)
 	if err != nil {
@@ -3569,6 +3600,21 @@ func (c *Client) Openapi(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
+// SsoInfo performs a GET /api/v1/sso (the `SsoInfo` operationId) request.
+//
+// How people sign in to this portal: the OpenID Connect provider of single sign-on, if one is configured, and whether password logins and registration are accepted. The sign-in runs in a browser: GET loginURL (optionally with next=/ui/<page>) sends it to the provider (authorization code flow with PKCE, state and nonce in a short-lived cookie), which sends it back to /ui/sso/callback; there the ID token is verified, the account of its issuer and subject is found or created (role none, no password), the groups claim is stored, and the browser gets a session of the web UI, the same tokens a password login gives.
+func (c *Client) SsoInfo(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSsoInfoRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RefreshWithBody performs a POST /api/v1/token/refresh (the `Refresh` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -3617,7 +3663,7 @@ func (c *Client) ListUsers(ctx context.Context, reqEditors ...RequestEditorFn) (
 // RegisterWithBody performs a POST /api/v1/users (the `Register` operationId) request,
 // with any type of body and a specified content type.
 //
-// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it.
+// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it. While local logins are off (--local-login=false) registration answers 403: people sign in through single sign-on (GET /api/v1/sso).
 func (c *Client) RegisterWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRegisterRequestWithBody(c.Server, contentType, body)
 	if err != nil {
@@ -3633,7 +3679,7 @@ func (c *Client) RegisterWithBody(ctx context.Context, contentType string, body 
 // Register performs a POST /api/v1/users (the `Register` operationId) request.
 // Takes a body of the `application/json` content type.
 //
-// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it.
+// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it. While local logins are off (--local-login=false) registration answers 403: people sign in through single sign-on (GET /api/v1/sso).
 func (c *Client) Register(ctx context.Context, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRegisterRequest(c.Server, body)
 	if err != nil {
@@ -5333,6 +5379,33 @@ func NewOpenapiRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewSsoInfoRequest constructs an http.Request for the SsoInfo method
+func NewSsoInfoRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sso")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRefreshRequest calls the generic Refresh builder with application/json body
 func NewRefreshRequest(server string, body RefreshJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5811,11 +5884,15 @@ type ClientWithResponsesInterface interface {
 	// LoginWithBodyWithResponse performs a POST /api/v1/login (the `Login` operationId) request,
 	// with any type of body and a specified content type.
 	//
+	// Logs in with a password. An account that signs in through single sign-on has no password: its password login answers 401, like a wrong password. While local logins are off (--local-login=false) every password login answers 403.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	LoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginResponse, error)
 
 	// LoginWithResponse performs a POST /api/v1/login (the `Login` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Logs in with a password. An account that signs in through single sign-on has no password: its password login answers 401, like a wrong password. While local logins are off (--local-login=false) every password login answers 403.
 	LoginWithResponse(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginResponse, error)
 
 	// LogoutWithResponse performs a POST /api/v1/logout (the `Logout` operationId) request.
@@ -6077,6 +6154,13 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	OpenapiWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OpenapiResponse, error)
 
+	// SsoInfoWithResponse performs a GET /api/v1/sso (the `SsoInfo` operationId) request.
+	//
+	// How people sign in to this portal: the OpenID Connect provider of single sign-on, if one is configured, and whether password logins and registration are accepted. The sign-in runs in a browser: GET loginURL (optionally with next=/ui/<page>) sends it to the provider (authorization code flow with PKCE, state and nonce in a short-lived cookie), which sends it back to /ui/sso/callback; there the ID token is verified, the account of its issuer and subject is found or created (role none, no password), the groups claim is stored, and the browser gets a session of the web UI, the same tokens a password login gives.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	SsoInfoWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SsoInfoResponse, error)
+
 	// RefreshWithBodyWithResponse performs a POST /api/v1/token/refresh (the `Refresh` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -6099,7 +6183,7 @@ type ClientWithResponsesInterface interface {
 	// RegisterWithBodyWithResponse performs a POST /api/v1/users (the `Register` operationId) request,
 	// with any type of body and a specified content type.
 	//
-	// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it.
+	// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it. While local logins are off (--local-login=false) registration answers 403: people sign in through single sign-on (GET /api/v1/sso).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	RegisterWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterResponse, error)
@@ -6107,7 +6191,7 @@ type ClientWithResponsesInterface interface {
 	// RegisterWithResponse performs a POST /api/v1/users (the `Register` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it.
+	// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it. While local logins are off (--local-login=false) registration answers 403: people sign in through single sign-on (GET /api/v1/sso).
 	RegisterWithResponse(ctx context.Context, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterResponse, error)
 
 	// GetMeWithResponse performs a GET /api/v1/users/me (the `GetMe` operationId) request.
@@ -6196,6 +6280,8 @@ type LoginResponse struct {
 	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -6225,6 +6311,11 @@ func (r LoginResponse) GetJSON400() *Error {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r LoginResponse) GetJSON401() *Error {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LoginResponse) GetJSON403() *Error {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -9631,6 +9722,54 @@ func (r OpenapiResponse) ContentType() string {
 	return ""
 }
 
+type SsoInfoResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SSOInfo
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SsoInfoResponse) GetJSON200() *SSOInfo {
+	return r.JSON200
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SsoInfoResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r SsoInfoResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SsoInfoResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SsoInfoResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SsoInfoResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RefreshResponse429Headers the declared response headers of an HTTP 429 response for Refresh
 type RefreshResponse429Headers struct {
 	RateLimitLimit     *int
@@ -9844,6 +9983,8 @@ type RegisterResponse struct {
 	JSON201 *User
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Error
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -9872,6 +10013,11 @@ func (r RegisterResponse) GetJSON201() *User {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r RegisterResponse) GetJSON400() *Error {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RegisterResponse) GetJSON403() *Error {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -10792,6 +10938,8 @@ func (r ReadyzResponse) ContentType() string {
 // LoginWithBodyWithResponse performs a POST /api/v1/login (the `Login` operationId) request,
 // with any type of body and a specified content type.
 //
+// Logs in with a password. An account that signs in through single sign-on has no password: its password login answers 401, like a wrong password. While local logins are off (--local-login=false) every password login answers 403.
+//
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginResponse, error) {
 	rsp, err := c.LoginWithBody(ctx, contentType, body, reqEditors...)
@@ -10803,6 +10951,8 @@ func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, con
 
 // LoginWithResponse performs a POST /api/v1/login (the `Login` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Logs in with a password. An account that signs in through single sign-on has no password: its password login answers 401, like a wrong password. While local logins are off (--local-login=false) every password login answers 403.
 func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginResponse, error) {
 	rsp, err := c.Login(ctx, body, reqEditors...)
 	if err != nil {
@@ -11340,6 +11490,19 @@ func (c *ClientWithResponses) OpenapiWithResponse(ctx context.Context, reqEditor
 	return ParseOpenapiResponse(rsp)
 }
 
+// SsoInfoWithResponse performs a GET /api/v1/sso (the `SsoInfo` operationId) request.
+//
+// How people sign in to this portal: the OpenID Connect provider of single sign-on, if one is configured, and whether password logins and registration are accepted. The sign-in runs in a browser: GET loginURL (optionally with next=/ui/<page>) sends it to the provider (authorization code flow with PKCE, state and nonce in a short-lived cookie), which sends it back to /ui/sso/callback; there the ID token is verified, the account of its issuer and subject is found or created (role none, no password), the groups claim is stored, and the browser gets a session of the web UI, the same tokens a password login gives.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) SsoInfoWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*SsoInfoResponse, error) {
+	rsp, err := c.SsoInfo(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSsoInfoResponse(rsp)
+}
+
 // RefreshWithBodyWithResponse performs a POST /api/v1/token/refresh (the `Refresh` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -11380,7 +11543,7 @@ func (c *ClientWithResponses) ListUsersWithResponse(ctx context.Context, reqEdit
 // RegisterWithBodyWithResponse performs a POST /api/v1/users (the `Register` operationId) request,
 // with any type of body and a specified content type.
 //
-// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it.
+// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it. While local logins are off (--local-login=false) registration answers 403: people sign in through single sign-on (GET /api/v1/sso).
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) RegisterWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterResponse, error) {
@@ -11394,7 +11557,7 @@ func (c *ClientWithResponses) RegisterWithBodyWithResponse(ctx context.Context, 
 // RegisterWithResponse performs a POST /api/v1/users (the `Register` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it.
+// Creates an account with no role. The first admin's username (--admin-username, while --admin-password-file is set) is reserved, in any case: 422 naming it. While local logins are off (--local-login=false) registration answers 403: people sign in through single sign-on (GET /api/v1/sso).
 func (c *ClientWithResponses) RegisterWithResponse(ctx context.Context, body RegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterResponse, error) {
 	rsp, err := c.Register(ctx, body, reqEditors...)
 	if err != nil {
@@ -11577,6 +11740,13 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest TooLarge
@@ -15256,6 +15426,39 @@ func ParseOpenapiResponse(rsp *http.Response) (*OpenapiResponse, error) {
 	return response, nil
 }
 
+// ParseSsoInfoResponse parses an HTTP response from a SsoInfoWithResponse call
+func ParseSsoInfoResponse(rsp *http.Response) (*SsoInfoResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SsoInfoResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SSOInfo
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseRefreshResponse parses an HTTP response from a RefreshWithResponse call
 func ParseRefreshResponse(rsp *http.Response) (*RefreshResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -15494,6 +15697,13 @@ func ParseRegisterResponse(rsp *http.Response) (*RegisterResponse, error) {
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Error

@@ -21,6 +21,7 @@ type Options struct {
 	Users     *handlers.Users
 	Resources *handlers.Resources
 	Health    *handlers.Health
+	SSO       *handlers.SSO
 	// Authenticator resolves bearer tokens.
 	Authenticator middleware.Authenticator
 	Metrics       *telemetry.Metrics
@@ -62,6 +63,7 @@ func New(o Options) (*gin.Engine, error) {
 	api.POST("/users", perIP, jsonBody, o.Users.Register)
 	api.POST("/login", perIP, jsonBody, o.Users.Login)
 	api.POST("/token/refresh", perIP, jsonBody, o.Users.Refresh)
+	api.GET("/sso", o.SSO.Get)
 
 	authed := api.Group("", middleware.Auth(o.Authenticator, handlers.WriteError),
 		middleware.RateLimit(o.UserLimit, "user", middleware.ByUser, o.Metrics, handlers.TooManyRequests),

@@ -27,6 +27,7 @@ import (
 	"github.com/mooringhq/mooring/internal/portal/cluster"
 	"github.com/mooringhq/mooring/internal/portal/controller"
 	"github.com/mooringhq/mooring/internal/portal/handlers"
+	"github.com/mooringhq/mooring/internal/portal/models"
 	"github.com/mooringhq/mooring/internal/portal/openapi"
 	"github.com/mooringhq/mooring/internal/portal/ratelimit"
 	"github.com/mooringhq/mooring/internal/portal/routes"
@@ -170,6 +171,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	uo.DisableLocalLogin, uo.SSOAdminGroup = cfg.DisableLocalLogin, cfg.SSOAdminGroup
 	users := services.NewUsers(uo)
 	resources := services.NewResources(imp, authz)
+	ssoInfo := models.SSOInfo{LocalLogin: !cfg.DisableLocalLogin}
 	uio := ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp}, Objects: ui.Impersonated{Imp: imp},
 		SecureCookies: cfg.SecureCookies, DisableLocalLogin: cfg.DisableLocalLogin}
 	if cfg.SSO.Enabled() {
@@ -178,6 +180,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, err
 		}
 		uio.SSO, uio.SSOAccounts = p, users
+		ssoInfo = models.SSOInfo{Enabled: true, Provider: p.Name(), Issuer: p.Issuer(), LoginURL: ui.Prefix + "/sso/login", LocalLogin: !cfg.DisableLocalLogin}
 	} else if cfg.DisableLocalLogin {
 		return nil, errors.New("local logins are off and no single sign-on is configured: nobody could log in")
 	}
@@ -200,6 +203,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Users:          &handlers.Users{Svc: users},
 		Resources:      &handlers.Resources{Svc: resources},
 		Health:         health,
+		SSO:            &handlers.SSO{Info: ssoInfo},
 		Authenticator:  users,
 		Metrics:        s.Metrics,
 		TrustedProxies: cfg.TrustedProxies,
