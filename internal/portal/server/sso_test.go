@@ -179,7 +179,8 @@ func TestSSOSignIn(t *testing.T) {
 
 	// A second sign-in, in another browser, with other groups: the same account.
 	h.SetUser(name, hydra.User{Subject: subject, Email: name + "@example.com", Groups: []string{"team-c"}})
-	again := p.me(t, newSSOBrowser(t, p).signIn(h, name))
+	access = newSSOBrowser(t, p).signIn(h, name)
+	again := p.me(t, access)
 	if again.ID != me.ID {
 		t.Fatalf("the second sign-in got account %s, want %s", again.ID, me.ID)
 	}
@@ -240,6 +241,13 @@ func TestSSOCallbackRefusals(t *testing.T) {
 		u, _ := url.Parse(p.URL + "/ui/sso/")
 		thief.http.Jar.SetCookies(u, []*http.Cookie{{Name: "mooring_sso", Value: flow, Path: "/ui/sso"}})
 		refused(t, thief, callback, "the code was used")
+		// Neither the code nor the tokens reach the portal's log.
+		u, _ = url.Parse(callback)
+		for what, secret := range map[string]string{"code": u.Query().Get("code"), "access token": b.cookie("mooring_access"), "flow cookie": flow} {
+			if secret == "" || strings.Contains(logs.String(), secret) {
+				t.Errorf("the %s is empty or in the portal's log", what)
+			}
+		}
 	})
 }
 

@@ -73,7 +73,7 @@ func Start(t testing.TB) *Hydra {
 		"URLS_CONSENT="+h.LoginPage.URL+"/consent",
 		"SERVE_PUBLIC_HOST=127.0.0.1", "SERVE_PUBLIC_PORT="+strconv.Itoa(public),
 		"SERVE_ADMIN_HOST=127.0.0.1", "SERVE_ADMIN_PORT="+strconv.Itoa(admin),
-		"LOG_LEAK_SENSITIVE_VALUES=false",
+		"LOG_LEAK_SENSITIVE_VALUES=false", "LOG_LEVEL=warn",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
