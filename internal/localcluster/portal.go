@@ -19,8 +19,12 @@ type PortalOptions struct {
 	// LogPath receives the portal's output, appended; Echo gets a copy when set.
 	LogPath string
 	Echo    io.Writer
-	// Args are extra flags; --bind-address is set here on a free port of 127.0.0.1.
+	// Args are extra flags; --bind-address is set here on Port of 127.0.0.1.
 	Args []string
+	// Port is where the portal serves; a free port when 0. A caller that must tell
+	// others the portal's URL before it starts (an OpenID Connect provider its
+	// callback) picks it.
+	Port int
 	// Env is added to the parent's environment.
 	Env []string
 	// Supervisor, when set, watches the portal as component "portal" and restarts it
@@ -47,9 +51,12 @@ func StartPortal(ctx context.Context, o PortalOptions) (*Portal, error) {
 	if o.Binary == "" || o.LogPath == "" {
 		return nil, errors.New("portal: Binary and LogPath are required")
 	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, fmt.Errorf("portal: %w", err)
+	port := o.Port
+	if port == 0 {
+		var err error
+		if port, err = FreePort(); err != nil {
+			return nil, fmt.Errorf("portal: %w", err)
+		}
 	}
 	p := &Portal{URL: "http://127.0.0.1:" + strconv.Itoa(port), LogPath: o.LogPath, sup: o.Supervisor}
 	if p.sup == nil {

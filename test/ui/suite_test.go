@@ -32,7 +32,13 @@ const adminPassword = "ui-test-admin-password"
 
 // startPortal installs and starts one portal. All browsers come from 127.0.0.1, so the
 // per-IP limit is raised.
-func startPortal(t *testing.T) *localcluster.Portal {
+func startPortal(t *testing.T, args ...string) *localcluster.Portal {
+	t.Helper()
+	return startPortalOn(t, 0, args...)
+}
+
+// startPortalOn is startPortal on port (a free one when 0), with extra flags.
+func startPortalOn(t *testing.T, port int, args ...string) *localcluster.Portal {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -43,7 +49,7 @@ func startPortal(t *testing.T) *localcluster.Portal {
 		t.Fatalf("install the portal: %v", err)
 	}
 	// Browsers reach this portal over plain HTTP, where Secure cookies do not belong.
-	p, err := env.Start(ctx, "portal.log", "--ip-rate-limit=1000", "--secure-cookies=false")
+	p, err := env.StartOn(ctx, port, "portal.log", append([]string{"--ip-rate-limit=1000", "--secure-cookies=false"}, args...)...)
 	if err != nil {
 		t.Fatalf("start the portal: %v", err)
 	}

@@ -70,8 +70,14 @@ func Install(ctx context.Context, e *clusterenv.Env, o Options) (*Env, error) {
 // <state>/<logName>, with the first admin and args; it returns once /readyz answers.
 // The caller stops it (it also dies with the test binary).
 func (p *Env) Start(ctx context.Context, logName string, args ...string) (*localcluster.Portal, error) {
+	return p.StartOn(ctx, 0, logName, args...)
+}
+
+// StartOn is Start on port of 127.0.0.1 (a free one when 0), for a portal whose URL
+// must be known before it starts: the callback of a single sign-on provider.
+func (p *Env) StartOn(ctx context.Context, port int, logName string, args ...string) (*localcluster.Portal, error) {
 	return localcluster.StartPortal(ctx, localcluster.PortalOptions{
-		Binary: p.Bin, Kubeconfig: p.Kubeconfig, LogPath: filepath.Join(p.cluster.StateDir, logName),
+		Binary: p.Bin, Kubeconfig: p.Kubeconfig, LogPath: filepath.Join(p.cluster.StateDir, logName), Port: port,
 		Args: append([]string{"--namespace", p.Namespace, "--admin-username", p.AdminUsername,
 			"--admin-password-file", p.AdminPasswordFile}, args...),
 	})
