@@ -373,7 +373,8 @@ func TestValuesThatCannotWorkFail(t *testing.T) {
 
 // The portal's flags and pull secrets come from values: portal.trustedProxies becomes
 // the portal's --trusted-proxies, portal.extraArgs follow, and the pull secrets are
-// portal.imagePullSecrets or else the operator's; env reaches the operator's container.
+// portal.imagePullSecrets or else the operator's; portal.sso and portal.localLogin become
+// the single sign-on flags and mount; env reaches the operator's container.
 func TestPortalAndOperatorValues(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join(repoRoot, "cmd", "mooring-portal", "main.go"))
 	if err != nil {
@@ -425,6 +426,25 @@ func TestPortalAndOperatorValues(t *testing.T) {
 	if got := pullSecrets(pod(t, map[string]any{"imagePullSecrets": regcred, "portal": portal}, "mooring-portal")); !reflect.DeepEqual(got, own) {
 		t.Errorf("portal imagePullSecrets %v, want its own %v", got, own)
 	}
+	// Single sign-on: its flags, and the client secret's Secret mounted where the flag
+	// reads it; local logins off.
+	ssoVals := map[string]any{"enabled": true, "localLogin": false, "sso": map[string]any{"issuerURL": "https://idp.example.com",
+		"clientID": "portal", "clientSecretName": "oidc", "redirectURL": "https://portal.example.com/ui/sso/callback", "adminGroup": "ops"}}
+	spec = pod(t, map[string]any{"portal": ssoVals}, "mooring-portal")
+	args, _, _ = unstructured.NestedStringSlice(container(spec), "args")
+	want = []string{"--bind-address=:8080", "--metrics-bind-address=:9090", "--admin-password-file=/etc/mooring-portal/admin/password",
+		"--oidc-issuer-url=https://idp.example.com", "--oidc-client-id=portal", "--oidc-client-secret-file=/etc/mooring-portal/oidc/client-secret",
+		"--oidc-redirect-url=https://portal.example.com/ui/sso/callback", "--oidc-admin-group=ops", "--local-login=false"}
+	if !reflect.DeepEqual(args, want) {
+		t.Errorf("portal args with single sign-on %q, want %q", args, want)
+	}
+	mounts, _, _ := unstructured.NestedSlice(container(spec), "volumeMounts")
+	volumes, _, _ := unstructured.NestedSlice(spec, "volumes")
+	if len(mounts) != 2 || mounts[1].(map[string]any)["mountPath"] != "/etc/mooring-portal/oidc" ||
+		len(volumes) != 2 || !reflect.DeepEqual(volumes[1], map[string]any{"name": "oidc-client", "secret": map[string]any{"secretName": "oidc"}}) {
+		t.Errorf("single sign-on mounts %v and volumes %v, want the Secret oidc at /etc/mooring-portal/oidc", mounts, volumes)
+	}
+
 	proxy := map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}
 	env, _, _ := unstructured.NestedSlice(container(pod(t, map[string]any{"env": []any{proxy}}, "mooring-controller-manager")), "env")
 	if len(env) != 2 || env[0].(map[string]any)["name"] != "POD_NAMESPACE" || !reflect.DeepEqual(env[1], proxy) {

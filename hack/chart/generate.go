@@ -35,6 +35,8 @@ const (
 	portalResourcesPlaceholder = "HELM-PORTAL-RESOURCES"
 	portalSchedulingKey        = "mooring.dev/helm-portal-scheduling"
 	portalArgsPlaceholder      = "HELM-PORTAL-ARGS"
+	portalSSOMountPlaceholder  = "HELM-PORTAL-SSO-MOUNT"
+	portalSSOVolumePlaceholder = "HELM-PORTAL-SSO-VOLUME"
 	labelsKey                  = "mooring.dev/helm-labels"
 	extraLabelsKey             = "mooring.dev/helm-extra-labels"
 	crdAnnotationsKey          = "mooring.dev/helm-crd-annotations"
@@ -87,9 +89,43 @@ const portalArgs = `{{- with .Values.portal.trustedProxies }}
         {{- with .Values.portal.protectedNamespaces }}
         - {{ printf "--protected-namespaces=%s" (join "," .) | quote }}
         {{- end }}
+        {{- with .Values.portal.sso }}
+        {{- if .issuerURL }}
+        - {{ printf "--oidc-issuer-url=%s" .issuerURL | quote }}
+        - {{ printf "--oidc-client-id=%s" .clientID | quote }}
+        - --oidc-client-secret-file=/etc/mooring-portal/oidc/client-secret
+        - {{ printf "--oidc-redirect-url=%s" .redirectURL | quote }}
+        {{- with .providerName }}
+        - {{ printf "--oidc-provider-name=%s" . | quote }}
+        {{- end }}
+        {{- with .adminGroup }}
+        - {{ printf "--oidc-admin-group=%s" . | quote }}
+        {{- end }}
+        {{- end }}
+        {{- end }}
+        {{- if not .Values.portal.localLogin }}
+        - --local-login=false
+        {{- end }}
         {{- range .Values.portal.extraArgs }}
         - {{ . | quote }}
         {{- end }}`
+
+// portalSSOMount and portalSSOVolume replace the list items portalSSOMountPlaceholder
+// and portalSSOVolumePlaceholder: the Secret with the client secret of single sign-on
+// (portal.sso.clientSecretName, key client-secret), mounted where --oidc-client-secret-file
+// reads it, when single sign-on is on.
+const (
+	portalSSOMount = `{{- if .Values.portal.sso.issuerURL }}
+        - mountPath: /etc/mooring-portal/oidc
+          name: oidc-client
+          readOnly: true
+        {{- end }}`
+	portalSSOVolume = `{{- if .Values.portal.sso.issuerURL }}
+      - name: oidc-client
+        secret:
+          secretName: {{ .Values.portal.sso.clientSecretName | quote }}
+      {{- end }}`
+)
 
 // escape keeps what looks like a template action in the sources (alert templates such
 // as {{ $labels.controller }}, Grafana legends) as text in the rendered objects.
@@ -231,6 +267,8 @@ func (src source) template(u *unstructured.Unstructured) ([]byte, error) {
 			"\n  {{- with list ("+strings.Join(only, ") (")+") | join \"\\n\" | trim }}\n  annotations:\n    {{- . | nindent 4 }}\n  {{- end }}\n")
 	}
 	text = strings.ReplaceAll(text, "        - "+portalArgsPlaceholder+"\n", "        "+portalArgs+"\n")
+	text = strings.ReplaceAll(text, "        - "+portalSSOMountPlaceholder+"\n", "        "+portalSSOMount+"\n")
+	text = strings.ReplaceAll(text, "      - "+portalSSOVolumePlaceholder+"\n", "      "+portalSSOVolume+"\n")
 	condition := ""
 	switch {
 	case isCRD:

@@ -139,6 +139,15 @@ var sources = []source{
 			if err := unstructured.SetNestedStringSlice(c, append(args, portalArgsPlaceholder), "args"); err != nil {
 				return err
 			}
+			// Placeholder items for the single sign-on client secret's mount and volume.
+			mounts, _, _ := unstructured.NestedSlice(c, "volumeMounts")
+			if err := unstructured.SetNestedSlice(c, append(mounts, portalSSOMountPlaceholder), "volumeMounts"); err != nil {
+				return err
+			}
+			volumes, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "volumes")
+			if err := unstructured.SetNestedSlice(u.Object, append(volumes, portalSSOVolumePlaceholder), "spec", "template", "spec", "volumes"); err != nil {
+				return err
+			}
 			if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers"); err != nil {
 				return err
 			}
