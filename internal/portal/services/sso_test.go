@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -79,10 +80,10 @@ func TestSetGroups(t *testing.T) {
 // single sign-on, before any work.
 func TestNoLocalLogin(t *testing.T) {
 	s := NewUsers(UsersOptions{Store: newMemStore(), DisableLocalLogin: true})
-	if _, err := s.Login(context.Background(), models.LoginRequest{Username: "anyone", Password: "some-password-1"}); err != errNoLocalLogin {
+	if _, err := s.Login(context.Background(), models.LoginRequest{Username: "anyone", Password: "some-password-1"}); !errors.Is(err, errNoLocalLogin) {
 		t.Errorf("Login: %v, want %v", err, errNoLocalLogin)
 	}
-	if _, err := s.Register(context.Background(), models.RegisterRequest{Username: "anyone", Email: "a@example.com", Password: "some-password-1"}); err != errNoLocalLogin {
+	if _, err := s.Register(context.Background(), models.RegisterRequest{Username: "anyone", Email: "a@example.com", Password: "some-password-1"}); !errors.Is(err, errNoLocalLogin) {
 		t.Errorf("Register: %v, want %v", err, errNoLocalLogin)
 	}
 }

@@ -83,10 +83,10 @@ func Start(t testing.TB) *Hydra {
 	go func() { exited <- cmd.Wait(); _ = logFile.Close() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-exited
+		waitErr := <-exited
 		if t.Failed() {
 			if b, err := os.ReadFile(logPath); err == nil {
-				t.Logf("hydra's log:\n%s", lastBytes(b, 8000))
+				t.Logf("hydra's log (%v):\n%s", waitErr, lastBytes(b, 8000))
 			}
 		}
 	})
