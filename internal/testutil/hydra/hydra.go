@@ -79,11 +79,13 @@ func Start(t testing.TB) *Hydra {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start hydra: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); _ = logFile.Close() }()
+	// exited closes when Hydra has exited, with its status in waitErr.
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); _ = logFile.Close(); close(exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		waitErr := <-exited
+		<-exited
 		if t.Failed() {
 			if b, err := os.ReadFile(logPath); err == nil {
 				t.Logf("hydra's log (%v):\n%s", waitErr, lastBytes(b, 8000))
@@ -94,9 +96,9 @@ func Start(t testing.TB) *Hydra {
 	var last string
 	for {
 		select {
-		case err := <-exited:
+		case <-exited:
 			b, _ := os.ReadFile(logPath)
-			t.Fatalf("hydra exited before it was ready (%v):\n%s", err, lastBytes(b, 8000))
+			t.Fatalf("hydra exited before it was ready (%v):\n%s", waitErr, lastBytes(b, 8000))
 		default:
 		}
 		last = h.ready()
