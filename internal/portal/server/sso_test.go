@@ -268,6 +268,14 @@ func TestSSOOnly(t *testing.T) {
 	portaltest.Expect(t, p.Do("POST", "/api/v1/users", "", map[string]string{"username": portaltest.UniqueName("reg"), "email": "r@example.com", "password": "a good long password"}),
 		http.StatusForbidden, "registration with local logins off")
 
+	var info models.SSOInfo
+	r = p.Do("GET", "/api/v1/sso", "", nil)
+	portaltest.Expect(t, r, http.StatusOK, "GET /api/v1/sso")
+	r.Decode(t, &info)
+	if want := (models.SSOInfo{Enabled: true, Provider: "Test IdP", Issuer: h.Issuer, LoginURL: "/ui/sso/login"}); info != want {
+		t.Errorf("GET /api/v1/sso = %+v, want %+v", info, want)
+	}
+
 	b := newSSOBrowser(t, p)
 	resp, body := b.get(p.URL + "/ui/login")
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Sign in with Test IdP") || strings.Contains(body, `type="password"`) || strings.Contains(body, "/ui/register") {
@@ -278,5 +286,26 @@ func TestSSOOnly(t *testing.T) {
 	h.SetUser(boss, hydra.User{Subject: "sub-" + boss, Email: boss + "@example.com", Groups: []string{"portal-admins"}})
 	if me := p.me(t, b.signIn(h, boss)); me.Role != string(portalv1alpha1.RoleAdmin) {
 		t.Errorf("a member of the admin group signed in with role %q, want admin", me.Role)
+	}
+}
+
+// TestSSOInfoWithoutProvider: a portal without single sign-on says so, and that
+// password logins are on; its UI serves no sign-in paths.
+func TestSSOInfoWithoutProvider(t *testing.T) {
+	p := newPortal(t, nil)
+	var info models.SSOInfo
+	r := p.Do("GET", "/api/v1/sso", "", nil)
+	portaltest.Expect(t, r, http.StatusOK, "GET /api/v1/sso")
+	r.Decode(t, &info)
+	if info != (models.SSOInfo{LocalLogin: true}) {
+		t.Errorf("GET /api/v1/sso = %+v, want only localLogin", info)
+	}
+	resp, err := http.Get(p.URL + "/ui/sso/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /ui/sso/login without a provider: %d, want 404", resp.StatusCode)
 	}
 }
