@@ -84,7 +84,14 @@ func Unavailable(tier Tier, missing []string) (why string, fatal bool) {
 // starts no control plane but renders manifests with `kubectl kustomize` needs them too.
 func RequireTools(t testing.TB, names ...string) {
 	t.Helper()
-	if why, fatal := Unavailable(Integration, missingIn(filepath.Join(RepoRoot(), "bin", "k8s"), names)); why != "" {
+	RequireBinaries(t, Integration, names...)
+}
+
+// RequireBinaries is RequireTools for a test of tier: an end-to-end test that also needs
+// a binary of bin/k8s (Hydra, for single sign-on) runs, skips or fails with its own tier.
+func RequireBinaries(t testing.TB, tier Tier, names ...string) {
+	t.Helper()
+	if why, fatal := Unavailable(tier, missingIn(filepath.Join(RepoRoot(), "bin", "k8s"), names)); why != "" {
 		if fatal {
 			t.Fatal(why)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mooringhq/mooring/internal/localcluster"
 	"github.com/mooringhq/mooring/internal/portal/sso"
+	"github.com/mooringhq/mooring/internal/testutil"
 	"github.com/mooringhq/mooring/internal/testutil/hydra"
 )
 
@@ -17,7 +18,7 @@ import (
 // types their username on the provider's login page (a real ORY Hydra), and lands in
 // the portal logged in as that single sign-on account, with no role yet.
 func TestSingleSignOn(t *testing.T) {
-	h := hydra.Start(t)
+	h := hydra.Start(t, testutil.E2E)
 	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)

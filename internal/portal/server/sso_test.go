@@ -23,6 +23,7 @@ import (
 	"github.com/mooringhq/mooring/internal/portal/server"
 	"github.com/mooringhq/mooring/internal/portal/sso"
 	"github.com/mooringhq/mooring/internal/portal/store"
+	"github.com/mooringhq/mooring/internal/testutil"
 	"github.com/mooringhq/mooring/internal/testutil/hydra"
 )
 
@@ -146,7 +147,7 @@ func getUser(t *testing.T, name string) *portalv1alpha1.User {
 // browser a session like a password login's (its tokens work, refresh, and logging out
 // ends them); the next sign-in finds the same account and updates its groups.
 func TestSSOSignIn(t *testing.T) {
-	h := hydra.Start(t)
+	h := hydra.Start(t, testutil.Integration)
 	p := newSSOPortal(t, h, nil)
 	name := portaltest.UniqueName("sso")
 	subject := "subject-of-" + name
@@ -200,7 +201,7 @@ func TestSSOSignIn(t *testing.T) {
 // TestSSOCallbackRefusals: a callback without this browser's flow cookie, with another
 // sign-in's state, or with a code already used gives no session.
 func TestSSOCallbackRefusals(t *testing.T) {
-	h := hydra.Start(t)
+	h := hydra.Start(t, testutil.Integration)
 	p := newSSOPortal(t, h, nil)
 	name := portaltest.UniqueName("ssobad")
 
@@ -255,7 +256,7 @@ func TestSSOCallbackRefusals(t *testing.T) {
 // with a clear error and the login page shows only the single sign-on button; members
 // of the admin group are admins from their first sign-in.
 func TestSSOOnly(t *testing.T) {
-	h := hydra.Start(t)
+	h := hydra.Start(t, testutil.Integration)
 	p := newSSOPortal(t, h, func(c *server.Config) {
 		c.DisableLocalLogin = true
 		c.SSOAdminGroup = "portal-admins"

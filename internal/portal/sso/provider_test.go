@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mooringhq/mooring/internal/testutil"
 	"github.com/mooringhq/mooring/internal/testutil/hydra"
 )
 
@@ -62,7 +63,7 @@ func signIn(t *testing.T, h *hydra.Hydra, p *Provider, username string) (string,
 // given cannot be used again, and a callback without this browser's flow, or with
 // another state, is refused.
 func TestSignInThroughHydra(t *testing.T) {
-	h := hydra.Start(t)
+	h := hydra.Start(t, testutil.Integration)
 	h.SetUser("dev.one", hydra.User{Subject: "0001", Email: "dev.one@example.com", Groups: []string{"team-b", "team-a"}})
 	id, secret := h.Client(t, redirectURL)
 	p := newProvider(t, h, id, secret)
@@ -107,7 +108,7 @@ func TestSignInThroughHydra(t *testing.T) {
 // The ID token is checked: one of another provider, one altered after signing, one
 // for another client and one of another sign-in (nonce) are all refused.
 func TestIDTokenChecks(t *testing.T) {
-	h, other := hydra.Start(t), hydra.Start(t)
+	h, other := hydra.Start(t, testutil.Integration), hydra.Start(t, testutil.Integration)
 	id, secret := h.Client(t, redirectURL)
 	p := newProvider(t, h, id, secret)
 	ctx := context.Background()

@@ -47,12 +47,12 @@ type Hydra struct {
 	http  *http.Client
 }
 
-// Start runs a Hydra for t, stopped when t ends. It skips t when bin/k8s/hydra is
-// missing (naming `make tools`), and fails it instead when the integration tier was
+// Start runs a Hydra for t, a test of tier, stopped when t ends. It skips t when
+// bin/k8s/hydra is missing (naming `make tools`), and fails it instead when tier was
 // selected by name.
-func Start(t testing.TB) *Hydra {
+func Start(t testing.TB, tier testutil.Tier) *Hydra {
 	t.Helper()
-	testutil.RequireTools(t, "hydra")
+	testutil.RequireBinaries(t, tier, "hydra")
 	h := &Hydra{users: map[string]User{}, http: &http.Client{Timeout: 30 * time.Second}}
 	h.LoginPage = httptest.NewServer(h.routes())
 	t.Cleanup(h.LoginPage.Close)
