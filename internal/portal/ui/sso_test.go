@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"github.com/mooringhq/mooring/internal/portal/models"
 	"github.com/mooringhq/mooring/internal/portal/sso"
 )
@@ -113,4 +114,17 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// The account page of a single sign-on account offers no password change.
+func TestAccountPageOfSSOAccount(t *testing.T) {
+	h, _ := ssoHarness(t, true)
+	h.acc.users["nobody"].u.Spec.SSO = &portalv1alpha1.SSOIdentity{Issuer: "https://idp", Subject: "1"}
+	a := h.as("nobody").get("/ui/account")
+	if a.status != http.StatusOK || strings.Contains(a.body, `id="password-form"`) || !strings.Contains(a.body, "signs in through single sign-on") {
+		t.Errorf("account page of a single sign-on account: %d, want no password form: %s", a.status, a.body)
+	}
+	if b := h.as("dev").get("/ui/account"); !strings.Contains(b.body, `id="password-form"`) {
+		t.Errorf("a local account's page lost its password form: %s", b.body)
+	}
 }
