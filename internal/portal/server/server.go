@@ -159,6 +159,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		uo.ReservedUsername = cfg.AdminUsername
 	}
 	users := services.NewUsers(uo)
+	teams := services.NewTeams(services.TeamsOptions{Store: store.NewKubeTeams(c), Users: uo.Store, Authz: authz,
+		Bindings: uo.Bindings, Protected: protected})
 	doc := openapi.JSON()
 	metrics := telemetry.NewMetrics()
 	s := &Server{Users: users, Keys: keys, Metrics: metrics, cfg: cfg,
@@ -173,10 +175,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return err
 	}}
 	gin.SetMode(gin.ReleaseMode)
-	resources := services.NewResources(imp, authz)
+	resources := services.NewResources(imp, authz).WithTeams(teams)
 	ipLimit, userLimit := ratelimit.New(cfg.IPLimit, cfg.RateWindow, nil), ratelimit.New(cfg.UserLimit, cfg.RateWindow, nil)
 	r, err := routes.New(routes.Options{
-		Users:          &handlers.Users{Svc: users},
+		Users:          &handlers.Users{Svc: users, Teams: teams},
+		Teams:          &handlers.Teams{Svc: teams},
 		Resources:      &handlers.Resources{Svc: resources},
 		Health:         health,
 		Authenticator:  users,

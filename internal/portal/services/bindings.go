@@ -313,13 +313,19 @@ func (b *Bindings) Sync(ctx context.Context, u *portalv1alpha1.User) error {
 // the RoleBindings the portal would create in them (no extra permission needed).
 func (b *Bindings) CheckNamespaces(ctx context.Context, u *portalv1alpha1.User) error {
 	_, rbs := b.Desired(u)
+	return b.checkNamespaces(ctx, rbs, func(string) string { return "namespaces" })
+}
+
+// checkNamespaces dry-runs rbs and refuses those whose namespace does not exist, with
+// the field fieldOf names for the namespace.
+func (b *Bindings) checkNamespaces(ctx context.Context, rbs []rbacv1.RoleBinding, fieldOf func(ns string) string) error {
 	var bad []models.FieldError
 	for i := range rbs {
 		err := b.c.Create(ctx, &rbs[i], client.DryRunAll)
 		switch {
 		case err == nil, apierrors.IsAlreadyExists(err):
 		case apierrors.IsNotFound(err):
-			bad = append(bad, field("namespaces", "namespace %q does not exist", rbs[i].Namespace))
+			bad = append(bad, field(fieldOf(rbs[i].Namespace), "namespace %q does not exist", rbs[i].Namespace))
 		default:
 			return fmt.Errorf("check namespace %s: %w", rbs[i].Namespace, err)
 		}

@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -47,7 +48,11 @@ func (b *Bindings) DesiredForTeam(t *portalv1alpha1.Team, members []*portalv1alp
 		subjects = append(subjects, b.subject(u)...)
 	}
 	slices.SortFunc(subjects, func(a, c rbacv1.Subject) int { return strings.Compare(a.Name, c.Name) })
-	subjects = slices.Compact(subjects)
+	return b.teamRoleBindings(t, slices.Compact(subjects))
+}
+
+// teamRoleBindings are t's RoleBindings with subjects.
+func (b *Bindings) teamRoleBindings(t *portalv1alpha1.Team, subjects []rbacv1.Subject) []rbacv1.RoleBinding {
 	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: b.roles[portalv1alpha1.Role(t.Spec.Role)]}
 	var rbs []rbacv1.RoleBinding
 	for _, ns := range b.TeamNamespaces(t) {
@@ -86,4 +91,35 @@ func (b *Bindings) PlanForTeam(ctx context.Context, r client.Reader, name string
 		want = append(want, &rbs[i])
 	}
 	return b.plan(ctx, r, holder{label: portalv1alpha1.TeamLabel, value: name, namespacedOnly: true}, want)
+}
+
+// CheckTeamNamespaces refuses a team's namespaces that do not exist, by a dry run of
+// its RoleBindings (the field names the namespace's index in the team's spec).
+func (b *Bindings) CheckTeamNamespaces(ctx context.Context, t *portalv1alpha1.Team) error {
+	return b.checkNamespaces(ctx, b.teamRoleBindings(t, nil), func(ns string) string {
+		return fmt.Sprintf("namespaces[%d]", slices.Index(t.Spec.Namespaces, ns))
+	})
+}
+
+// SyncTeam makes the cluster's bindings of t exactly what its members, read straight
+// from the API server, should have.
+func (b *Bindings) SyncTeam(ctx context.Context, t *portalv1alpha1.Team) error {
+	var users portalv1alpha1.UserList
+	if err := b.c.List(ctx, &users); err != nil {
+		return fmt.Errorf("list Users: %w", err)
+	}
+	p, err := b.PlanForTeam(ctx, b.c, t.Name, t, Members(t, users.Items))
+	if err != nil {
+		return err
+	}
+	return b.Apply(ctx, p)
+}
+
+// RemoveTeam deletes every binding of the team named name.
+func (b *Bindings) RemoveTeam(ctx context.Context, name string) error {
+	p, err := b.PlanForTeam(ctx, b.c, name, nil, nil)
+	if err != nil {
+		return err
+	}
+	return b.Apply(ctx, p)
 }
