@@ -96,7 +96,11 @@ func (b *Bindings) PlanForTeam(ctx context.Context, r client.Reader, name string
 // CheckTeamNamespaces refuses a team's namespaces that do not exist, by a dry run of
 // its RoleBindings (the field names the namespace's index in the team's spec).
 func (b *Bindings) CheckTeamNamespaces(ctx context.Context, t *portalv1alpha1.Team) error {
-	return b.checkNamespaces(ctx, b.teamRoleBindings(t, nil), func(ns string) string {
+	rbs := b.teamRoleBindings(t, nil)
+	for i := range rbs {
+		rbs[i].OwnerReferences = nil // a new team has no uid yet
+	}
+	return b.checkNamespaces(ctx, rbs, func(ns string) string {
 		return fmt.Sprintf("namespaces[%d]", slices.Index(t.Spec.Namespaces, ns))
 	})
 }
