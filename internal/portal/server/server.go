@@ -193,7 +193,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	// The web UI: the same services, limiters and impersonation as the API.
-	if err := ui.Register(r, ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp}, Objects: ui.Impersonated{Imp: imp},
+	if err := ui.Register(r, ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp}, Objects: ui.Impersonated{Imp: imp}, Teams: teams,
 		IPLimit: ipLimit, UserLimit: userLimit, Metrics: s.Metrics, SecureCookies: cfg.SecureCookies}); err != nil {
 		return nil, err
 	}
