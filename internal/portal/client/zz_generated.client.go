@@ -2033,7 +2033,7 @@ type RegisterRequest struct {
 
 // Team defines model for Team.
 type Team struct {
-	// BoundMembers the usernames the team's bindings name now, by name or by group
+	// BoundMembers the usernames of the accounts in the team now, named or by group: whom its bindings name
 	BoundMembers []string  `json:"boundMembers"`
 	CreatedAt    time.Time `json:"createdAt"`
 	Description  string    `json:"description"`

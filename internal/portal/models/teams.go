@@ -11,7 +11,8 @@ type Team struct {
 	Groups      []string `json:"groups"`
 	Role        string   `json:"role"`
 	Namespaces  []string `json:"namespaces"`
-	// BoundMembers are the usernames the team's bindings name now, by name or by group.
+	// BoundMembers are the usernames of the accounts in the team now, named or by
+	// group: whom its bindings name.
 	BoundMembers []string  `json:"boundMembers"`
 	CreatedAt    time.Time `json:"createdAt"`
 }

@@ -74,8 +74,9 @@ func TestTeamGrantsReachRBAC(t *testing.T) {
 		Members: []string{strings.ToUpper(member.Username)}, Role: "developer", Namespaces: []string{ns}})
 	portaltest.Expect(t, r, http.StatusCreated, "an admin creates a team")
 	var team models.Team
-	if r.Decode(t, &team); !slices.Equal(team.Members, []string{member.Username}) || team.Role != "developer" {
-		t.Fatalf("created team %+v: want the member lower-cased and the role developer", team)
+	if r.Decode(t, &team); !slices.Equal(team.Members, []string{member.Username}) || team.Role != "developer" ||
+		!slices.Equal(team.BoundMembers, []string{member.Username}) {
+		t.Fatalf("created team %+v: want the member lower-cased, bound, and the role developer", team)
 	}
 	if got := teamBindingSubjects(t, name); len(got) != 1 || !slices.Equal(got[ns], []string{"u-" + member.ID}) {
 		t.Fatalf("team bindings %v: want one in %s naming the member's identity", got, ns)

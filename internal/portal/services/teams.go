@@ -41,17 +41,56 @@ func NewTeams(o TeamsOptions) *Teams {
 	return &Teams{store: o.Store, users: o.Users, authz: o.Authz, bindings: o.Bindings, protected: o.Protected}
 }
 
-// TeamToModel is the API view of t.
-func TeamToModel(t *portalv1alpha1.Team) models.Team {
+// TeamToModel is the API view of t with members in it (nil: as its status last said).
+func TeamToModel(t *portalv1alpha1.Team, members []*portalv1alpha1.User) models.Team {
 	orEmpty := func(s []string) []string {
 		if s == nil {
 			return []string{}
 		}
 		return slices.Clone(s)
 	}
+	bound := t.Status.Members
+	if members != nil {
+		bound = make([]string, 0, len(members))
+		for _, u := range members {
+			bound = append(bound, u.Spec.Username)
+		}
+	}
 	return models.Team{Name: t.Name, Description: t.Spec.Description, Members: orEmpty(t.Spec.Members),
 		Groups: orEmpty(t.Spec.Groups), Role: string(t.Spec.Role), Namespaces: orEmpty(t.Spec.Namespaces),
-		BoundMembers: orEmpty(t.Status.Members), CreatedAt: t.CreationTimestamp.UTC()}
+		BoundMembers: orEmpty(bound), CreatedAt: t.CreationTimestamp.UTC()}
+}
+
+// toModels is the API view of ts with the members they have now: the API brings a
+// team's bindings in step when it writes the team, so these are whom they name (the
+// status, written by the reconciler, may lag a moment behind).
+func (s *Teams) toModels(ctx context.Context, ts ...portalv1alpha1.Team) ([]models.Team, error) {
+	us, err := s.users.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]models.Team, 0, len(ts))
+	for i := range ts {
+		out = append(out, TeamToModel(&ts[i], orNone(Members(&ts[i], us))))
+	}
+	return out, nil
+}
+
+// orNone is members, never nil: no members is an answer, not "unknown".
+func orNone(members []*portalv1alpha1.User) []*portalv1alpha1.User {
+	if members == nil {
+		return []*portalv1alpha1.User{}
+	}
+	return members
+}
+
+// toModel is toModels of one team.
+func (s *Teams) toModel(ctx context.Context, t *portalv1alpha1.Team) (models.Team, error) {
+	m, err := s.toModels(ctx, *t)
+	if err != nil {
+		return models.Team{}, err
+	}
+	return m[0], nil
 }
 
 // List returns every team, for callers RBAC lets list teams.
@@ -63,11 +102,8 @@ func (s *Teams) List(ctx context.Context, caller *Caller) (models.TeamList, erro
 	if err != nil {
 		return models.TeamList{}, err
 	}
-	out := models.TeamList{Items: make([]models.Team, 0, len(ts))}
-	for i := range ts {
-		out.Items = append(out.Items, TeamToModel(&ts[i]))
-	}
-	return out, nil
+	items, err := s.toModels(ctx, ts...)
+	return models.TeamList{Items: items}, err
 }
 
 // Get returns the team name, for callers RBAC lets get teams.
@@ -76,7 +112,7 @@ func (s *Teams) Get(ctx context.Context, caller *Caller, name string) (models.Te
 	if err != nil {
 		return models.Team{}, err
 	}
-	return TeamToModel(t), nil
+	return s.toModel(ctx, t)
 }
 
 func (s *Teams) byName(ctx context.Context, caller *Caller, verb, name string) (*portalv1alpha1.Team, error) {
@@ -123,7 +159,7 @@ func (s *Teams) Create(ctx context.Context, caller *Caller, req models.CreateTea
 		return models.Team{}, err
 	}
 	slog.InfoContext(ctx, "Created team", "team", t.Name, "role", t.Spec.Role, "namespaces", t.Spec.Namespaces, "by", caller.User.Name)
-	return TeamToModel(t), nil
+	return s.toModel(ctx, t)
 }
 
 // Update replaces what req gives of the team name, for callers RBAC lets update teams
@@ -168,7 +204,7 @@ func (s *Teams) Update(ctx context.Context, caller *Caller, name string, req mod
 		return models.Team{}, err
 	}
 	slog.InfoContext(ctx, "Updated team", "team", t.Name, "role", t.Spec.Role, "namespaces", t.Spec.Namespaces, "by", caller.User.Name)
-	return TeamToModel(t), nil
+	return s.toModel(ctx, t)
 }
 
 // Delete removes the team name and its bindings, for callers RBAC lets delete teams.
