@@ -6,13 +6,18 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/portal/controller"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -150,4 +155,74 @@ func TestTeamBindingsFollowMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitTeamBindings(t, team.Name, "no binding left once the Team is gone")
+}
+
+// TestTeamBindingFollowsNamespaceCreation: a team naming a namespace that does not exist
+// yet says so in its Ready condition, and gets its binding there as soon as the
+// namespace is created, not at the next 2-minute retry.
+func TestTeamBindingFollowsNamespaceCreation(t *testing.T) {
+	ctx := context.Background()
+	there := env.Namespace(t)
+	later := "later-" + uuid.NewString()[:8]
+	u := newUser(t, portalv1alpha1.RoleNone)
+	team := &portalv1alpha1.Team{ObjectMeta: metav1.ObjectMeta{Name: "team-" + uuid.NewString()[:8]},
+		Spec: portalv1alpha1.TeamSpec{Role: "auditor", Members: []string{u.Spec.Username}, Namespaces: []string{there, later}}}
+	if err := admin.Create(ctx, team); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Delete(ctx, team) })
+	name := "mooring-portal-team-" + team.Name
+	rb := func(ns string) string {
+		return fmt.Sprintf("%s/%s -> mooring-auditor [u-%s]", ns, name, u.Spec.ID)
+	}
+	waitTeamBindings(t, team.Name, "the binding in the existing namespace only", rb(there))
+	testutil.WaitFor(t, admin, client.ObjectKeyFromObject(team), &portalv1alpha1.Team{}, "the team to say a namespace is missing", func(o *portalv1alpha1.Team) error {
+		if c := meta.FindStatusCondition(o.Status.Conditions, controller.TeamReady); c == nil || c.Reason != controller.ReasonNamespaceMissing ||
+			!strings.Contains(c.Message, later) {
+			return fmt.Errorf("conditions %+v, want Ready False (NamespaceMissing) naming %s", o.Status.Conditions, later)
+		}
+		return nil
+	})
+	testutil.Settle(t)
+
+	created := time.Now()
+	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: later}}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, arrival, "a binding in the namespace within "+arrival.String()+" of its creation", func() error {
+		got, err := teamBindingsOf(team.Name)
+		if err != nil {
+			return err
+		}
+		if want := slices.Sorted(slices.Values([]string{rb(there), rb(later)})); !slices.Equal(got, want) {
+			return fmt.Errorf("team bindings %q, want %q", got, want)
+		}
+		return nil
+	})
+	t.Logf("team binding in the created namespace after %s", time.Since(created).Round(time.Millisecond))
+	testutil.WaitFor(t, admin, client.ObjectKeyFromObject(team), &portalv1alpha1.Team{}, "the team Ready", func(o *portalv1alpha1.Team) error {
+		if !meta.IsStatusConditionTrue(o.Status.Conditions, controller.TeamReady) {
+			return fmt.Errorf("conditions %+v, want Ready True", o.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+// TestTeamNamesAreValidated: the API server refuses a Team whose name cannot name its
+// RoleBindings, or whose role is no team role.
+func TestTeamNamesAreValidated(t *testing.T) {
+	env.Require(t)
+	ctx := context.Background()
+	for what, team := range map[string]*portalv1alpha1.Team{
+		"a name over 43 characters": {ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 44)}, Spec: portalv1alpha1.TeamSpec{Role: "developer"}},
+		"a dotted name":             {ObjectMeta: metav1.ObjectMeta{Name: "a.b"}, Spec: portalv1alpha1.TeamSpec{Role: "developer"}},
+		"the admin role":            {ObjectMeta: metav1.ObjectMeta{Name: "admins-" + uuid.NewString()[:8]}, Spec: portalv1alpha1.TeamSpec{Role: "admin"}},
+		"a namespace that is no DNS label": {ObjectMeta: metav1.ObjectMeta{Name: "ns-" + uuid.NewString()[:8]},
+			Spec: portalv1alpha1.TeamSpec{Role: "auditor", Namespaces: []string{"Not_A_Namespace"}}},
+	} {
+		if err := admin.Create(ctx, team); !apierrors.IsInvalid(err) {
+			_ = admin.Delete(ctx, team)
+			t.Errorf("%s: want 422 Invalid, got %v", what, err)
+		}
+	}
 }
