@@ -27,7 +27,7 @@ const (
 // needs: namespaces, ServiceAccount, the generated role, its bindings, the user access
 // rules and the policy on direct User edits. The Deployment and Service are for
 // in-cluster installs.
-var portalFiles = []string{"namespace.yaml", "service_account.yaml", "rbac/role.yaml", "role_binding.yaml", "user_access.yaml", "user_grants_policy.yaml"}
+var portalFiles = []string{"namespace.yaml", "service_account.yaml", "rbac/role.yaml", "role_binding.yaml", "user_access.yaml", "user_grants_policy.yaml", "team_grants_policy.yaml"}
 
 // UserRoles renders config/default with kubectl kustomize and returns the ClusterRoles
 // labelled app.kubernetes.io/component=user-role (mooring-admin, mooring-developer,

@@ -1,6 +1,7 @@
 // Package v1alpha1 contains the portal.mooring.dev/v1alpha1 API: the User kind that
-// mooring-portal keeps its accounts in. It is a group of its own so that no rule on
-// mooring.dev (wildcard or not) ever exposes portal accounts.
+// mooring-portal keeps its accounts in and the Team kind that grants a role to a set of
+// them. It is a group of its own so that no rule on
+// mooring.dev (wildcard or not) ever exposes portal accounts or teams.
 //
 // +kubebuilder:object:generate=true
 // +groupName=portal.mooring.dev
@@ -24,7 +25,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &User{}, &UserList{})
+	s.AddKnownTypes(GroupVersion, &User{}, &UserList{}, &Team{}, &TeamList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -39,8 +39,10 @@ type Options struct {
 	LeaderElection bool
 }
 
-// NewManager returns a manager running the bindings reconciler. Its cache holds Users,
-// only the bindings labelled with a portal user id (never the cluster's others), and the
+// NewManager returns a manager running the bindings and teams reconcilers. Its cache
+// holds Users, Teams, only the bindings labelled with a portal user id (never the
+// cluster's others; a cache of its own holds the RoleBindings labelled with a team: a
+// cache selects each kind by one label selector, and no selector matches both), and the
 // metadata of every Namespace: those are not the portal's and cannot be narrowed by a
 // label, but they are few and their metadata small, and watching them is what lets a
 // namespace created after it was granted get its bindings within seconds.
@@ -86,7 +88,33 @@ func NewManager(o Options) (manager.Manager, error) {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("bindings controller: %w", err)
 	}
+	teamBindings, err := teamBindingsCache(mgr)
+	if err != nil {
+		return nil, err
+	}
+	tr := &TeamsReconciler{Cache: splitReader{Reader: mgr.GetClient(), bindings: teamBindings}, Live: mgr.GetAPIReader(), Status: live,
+		Bindings: r.Bindings}
+	if err := tr.SetupWithManager(mgr, teamBindings); err != nil {
+		return nil, fmt.Errorf("teams controller: %w", err)
+	}
 	return mgr, nil
+}
+
+// teamBindingsCache adds to mgr a cache of the RoleBindings labelled with a team.
+func teamBindingsCache(mgr manager.Manager) (cache.Cache, error) {
+	team, err := labels.NewRequirement(portalv1alpha1.TeamLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	c, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{&rbacv1.RoleBinding{}: {Label: labels.NewSelector().Add(*team)}}})
+	if err != nil {
+		return nil, fmt.Errorf("cache of team RoleBindings: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -13,6 +13,8 @@ import (
 // Users serves registration, login, tokens and user management.
 type Users struct {
 	Svc *services.Users
+	// Teams tells the caller's teams in GET /api/v1/users/me (none when nil).
+	Teams *services.Teams
 }
 
 // Register handles POST /api/v1/users.
@@ -63,9 +65,19 @@ func (h *Users) Refresh(c *gin.Context) {
 	c.JSON(http.StatusOK, tok)
 }
 
-// Me handles GET /api/v1/users/me.
+// Me handles GET /api/v1/users/me: the caller, with its teams.
 func (h *Users) Me(c *gin.Context) {
-	c.JSON(http.StatusOK, services.ToModel(middleware.Caller(c).User))
+	u := middleware.Caller(c).User
+	m := services.ToModel(u)
+	if h.Teams != nil {
+		teams, err := h.Teams.Of(c.Request.Context(), u)
+		if err != nil {
+			WriteError(c, err)
+			return
+		}
+		m.Teams = teams
+	}
+	c.JSON(http.StatusOK, m)
 }
 
 // UpdateMe handles PATCH /api/v1/users/me.

@@ -43,6 +43,8 @@ type User struct {
 	CreatedAt  time.Time `json:"createdAt"`
 	// Locked is true while some client is locked out of the account by failed logins.
 	Locked bool `json:"locked,omitempty"`
+	// Teams are the teams the user is in; only GET /api/v1/users/me tells them.
+	Teams []TeamMembership `json:"teams,omitempty"`
 }
 
 // UserList answers GET /api/v1/users.

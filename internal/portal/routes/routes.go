@@ -19,6 +19,7 @@ const MaxBodyBytes = 1 << 20
 // Options are what the router is made of.
 type Options struct {
 	Users     *handlers.Users
+	Teams     *handlers.Teams
 	Resources *handlers.Resources
 	Health    *handlers.Health
 	SSO       *handlers.SSO
@@ -77,6 +78,12 @@ func New(o Options) (*gin.Engine, error) {
 	authed.PATCH("/users/:id", jsonBody, o.Users.Update)
 	authed.DELETE("/users/:id", o.Users.Delete)
 	authed.POST("/users/:id/unlock", o.Users.Unlock)
+
+	authed.GET("/teams", o.Teams.List)
+	authed.POST("/teams", jsonBody, o.Teams.Create)
+	authed.GET("/teams/:name", o.Teams.Get)
+	authed.PATCH("/teams/:name", jsonBody, o.Teams.Update)
+	authed.DELETE("/teams/:name", o.Teams.Delete)
 
 	authed.GET("/namespaces", o.Resources.Namespaces)
 	authed.GET("/namespaces/:ns/events", o.Resources.Events)

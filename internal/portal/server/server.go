@@ -170,7 +170,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	uo.DisableLocalLogin, uo.SSOAdminGroup = cfg.DisableLocalLogin, cfg.SSOAdminGroup
 	users := services.NewUsers(uo)
-	resources := services.NewResources(imp, authz)
+	teams := services.NewTeams(services.TeamsOptions{Store: store.NewKubeTeams(c), Users: uo.Store, Authz: authz,
+		Bindings: uo.Bindings, Protected: protected})
+	resources := services.NewResources(imp, authz).WithTeams(teams)
 	ssoInfo := models.SSOInfo{LocalLogin: !cfg.DisableLocalLogin}
 	uio := ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp}, Objects: ui.Impersonated{Imp: imp},
 		SecureCookies: cfg.SecureCookies, DisableLocalLogin: cfg.DisableLocalLogin}
@@ -200,7 +202,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	gin.SetMode(gin.ReleaseMode)
 	ipLimit, userLimit := ratelimit.New(cfg.IPLimit, cfg.RateWindow, nil), ratelimit.New(cfg.UserLimit, cfg.RateWindow, nil)
 	r, err := routes.New(routes.Options{
-		Users:          &handlers.Users{Svc: users},
+		Users:          &handlers.Users{Svc: users, Teams: teams},
+		Teams:          &handlers.Teams{Svc: teams},
 		Resources:      &handlers.Resources{Svc: resources},
 		Health:         health,
 		SSO:            &handlers.SSO{Info: ssoInfo},
@@ -215,7 +218,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	// The web UI: the same services, limiters and impersonation as the API.
-	uio.IPLimit, uio.UserLimit, uio.Metrics = ipLimit, userLimit, s.Metrics
+	uio.IPLimit, uio.UserLimit, uio.Metrics, uio.Teams = ipLimit, userLimit, s.Metrics, teams
 	if err := ui.Register(r, uio); err != nil {
 		return nil, err
 	}

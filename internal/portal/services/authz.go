@@ -75,12 +75,18 @@ func (a *Authz) requireGrants(ctx context.Context, caller *Caller, role portalv1
 // rules live in config/portal: ClusterRoles on users.portal.mooring.dev bound to the
 // admin and auditor groups.
 func (a *Authz) requireOnUsers(ctx context.Context, caller *Caller, verb string) error {
-	ok, err := a.Can(ctx, caller, verb, portalv1alpha1.GroupVersion.Group, "users", "")
+	return a.requireOnPortal(ctx, caller, verb, "users")
+}
+
+// requireOnPortal fails with KindForbidden unless the caller may verb the portal kind
+// resource (users, teams); see requireOnUsers.
+func (a *Authz) requireOnPortal(ctx context.Context, caller *Caller, verb, resource string) error {
+	ok, err := a.Can(ctx, caller, verb, portalv1alpha1.GroupVersion.Group, resource, "")
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return &Error{Kind: KindForbidden, Message: fmt.Sprintf("%s may not %s users", caller.User.Spec.Username, verb)}
+		return &Error{Kind: KindForbidden, Message: fmt.Sprintf("%s may not %s %s", caller.User.Spec.Username, verb, resource)}
 	}
 	return nil
 }

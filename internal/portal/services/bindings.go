@@ -135,19 +135,30 @@ func (b *Bindings) NewGrants(before, u *portalv1alpha1.User) []Grant {
 	return gs
 }
 
-// Plan is what it takes to bring one user's bindings in step: bindings to create and
-// bindings to delete. An empty Plan means they are in step.
+// Plan is what it takes to bring one holder's bindings in step: bindings to create,
+// to update (their subjects: a team's members changed; roleRef cannot change in place)
+// and to delete. An empty Plan means they are in step.
 type Plan struct {
-	Create, Delete []client.Object
+	Create, Update, Delete []client.Object
 }
 
 // Empty reports whether nothing needs to change.
-func (p Plan) Empty() bool { return len(p.Create) == 0 && len(p.Delete) == 0 }
+func (p Plan) Empty() bool { return len(p.Create) == 0 && len(p.Update) == 0 && len(p.Delete) == 0 }
+
+// holder is whoever a set of bindings is kept for, found by one label: a user (its id
+// under IDLabel, bound cluster-wide or in namespaces) or a team (its name under
+// TeamLabel, bound in namespaces only).
+type holder struct {
+	label, value string
+	// namespacedOnly holders have no ClusterRoleBindings to look for.
+	namespacedOnly bool
+}
 
 // PlanFor compares the bindings labelled with the user id id, read from r, with what
 // u should have (nothing when u is nil: the user is gone). A binding is kept only when
 // it is exactly a desired one (name, namespace, role and subjects), so one added by hand
-// under the user's label, or edited, goes.
+// under the user's label, or with another role, goes; one whose subjects were edited
+// gets the desired subjects back.
 func (b *Bindings) PlanFor(ctx context.Context, r client.Reader, id string, u *portalv1alpha1.User) (Plan, error) {
 	var want []client.Object
 	if u != nil {
@@ -159,40 +170,78 @@ func (b *Bindings) PlanFor(ctx context.Context, r client.Reader, id string, u *p
 			want = append(want, &rbs[i])
 		}
 	}
-	sel := client.MatchingLabels{portalv1alpha1.IDLabel: id}
-	var crbs rbacv1.ClusterRoleBindingList
-	if err := r.List(ctx, &crbs, sel); err != nil {
-		return Plan{}, fmt.Errorf("list ClusterRoleBindings of user %s: %w", id, err)
+	return b.plan(ctx, r, holder{label: portalv1alpha1.IDLabel, value: id}, want)
+}
+
+// plan compares the bindings of h, read from r, with want.
+func (b *Bindings) plan(ctx context.Context, r client.Reader, h holder, want []client.Object) (Plan, error) {
+	sel := client.MatchingLabels{h.label: h.value}
+	var have []client.Object
+	if !h.namespacedOnly {
+		var crbs rbacv1.ClusterRoleBindingList
+		if err := r.List(ctx, &crbs, sel); err != nil {
+			return Plan{}, fmt.Errorf("list ClusterRoleBindings labelled %s=%s: %w", h.label, h.value, err)
+		}
+		for i := range crbs.Items {
+			have = append(have, &crbs.Items[i])
+		}
 	}
 	var rbs rbacv1.RoleBindingList
 	if err := r.List(ctx, &rbs, sel); err != nil {
-		return Plan{}, fmt.Errorf("list RoleBindings of user %s: %w", id, err)
-	}
-	have := map[string]bool{}
-	var p Plan
-	for i := range crbs.Items {
-		p.keepOrDelete(&crbs.Items[i], crbs.Items[i].RoleRef, crbs.Items[i].Subjects, want, have)
+		return Plan{}, fmt.Errorf("list RoleBindings labelled %s=%s: %w", h.label, h.value, err)
 	}
 	for i := range rbs.Items {
-		p.keepOrDelete(&rbs.Items[i], rbs.Items[i].RoleRef, rbs.Items[i].Subjects, want, have)
+		have = append(have, &rbs.Items[i])
+	}
+	return planBindings(have, want), nil
+}
+
+// planBindings compares the bindings there are with those wanted: pure, for tests.
+func planBindings(have, want []client.Object) Plan {
+	wanted := make(map[string]client.Object, len(want))
+	for _, w := range want {
+		wanted[bindingKey(w)] = w
+	}
+	kept := map[string]bool{}
+	var p Plan
+	for _, cur := range have {
+		ref, subjects := roleRefAndSubjects(cur)
+		w, ok := wanted[bindingKey(cur)]
+		if !ok {
+			p.Delete = append(p.Delete, cur)
+			continue
+		}
+		wref, wsub := roleRefAndSubjects(w)
+		switch {
+		case ref != wref: // immutable: the binding goes and the desired one is created
+			p.Delete = append(p.Delete, cur)
+			continue
+		case !equality.Semantic.DeepEqual(subjects, wsub):
+			p.Update = append(p.Update, withSubjects(cur, wsub))
+		}
+		kept[bindingKey(cur)] = true
 	}
 	for _, w := range want {
-		if !have[bindingKey(w)] {
+		if !kept[bindingKey(w)] {
 			p.Create = append(p.Create, w)
 		}
 	}
-	return p, nil
+	return p
 }
 
-func (p *Plan) keepOrDelete(cur client.Object, ref rbacv1.RoleRef, subjects []rbacv1.Subject, want []client.Object, have map[string]bool) {
-	for _, w := range want {
-		wref, wsub := roleRefAndSubjects(w)
-		if bindingKey(w) == bindingKey(cur) && ref == wref && equality.Semantic.DeepEqual(subjects, wsub) {
-			have[bindingKey(cur)] = true
-			return
-		}
+// withSubjects returns a copy of the binding o with subjects s, for an update.
+func withSubjects(o client.Object, s []rbacv1.Subject) client.Object {
+	switch b := o.(type) {
+	case *rbacv1.ClusterRoleBinding:
+		c := b.DeepCopy()
+		c.Subjects = s
+		return c
+	case *rbacv1.RoleBinding:
+		c := b.DeepCopy()
+		c.Subjects = s
+		return c
 	}
-	p.Delete = append(p.Delete, cur)
+	return o
 }
 
 func bindingKey(o client.Object) string {
@@ -209,14 +258,21 @@ func roleRefAndSubjects(o client.Object) (rbacv1.RoleRef, []rbacv1.Subject) {
 	return rbacv1.RoleRef{}, nil
 }
 
-// Apply deletes and creates what p says. Bindings already gone or already there are
-// fine (another replica or the reconciler was first). A RoleBinding whose namespace
+// Apply deletes, updates and creates what p says. Bindings already gone or already
+// there are fine (another replica or the reconciler was first); an update that lost a
+// race fails, and the reconciler, which the change woke, decides again. A RoleBinding whose namespace
 // does not exist is reported as a *MissingNamespaceError after the rest is applied.
 func (b *Bindings) Apply(ctx context.Context, p Plan) error {
 	for _, o := range p.Delete {
 		if err := b.delete(ctx, o); err != nil {
 			return err
 		}
+	}
+	for _, o := range p.Update {
+		if err := b.c.Update(ctx, o); err != nil {
+			return fmt.Errorf("update binding %s: %w", client.ObjectKeyFromObject(o), err)
+		}
+		slog.InfoContext(ctx, "Updated binding subjects", "binding", client.ObjectKeyFromObject(o).String())
 	}
 	var missing []string
 	for _, o := range p.Create {
@@ -235,7 +291,7 @@ func (b *Bindings) Apply(ctx context.Context, p Plan) error {
 	return nil
 }
 
-// MissingNamespaceError names the namespaces of a developer that do not exist.
+// MissingNamespaceError names the namespaces of a developer or a team that do not exist.
 type MissingNamespaceError struct{ Namespaces []string }
 
 func (e *MissingNamespaceError) Error() string {
@@ -257,13 +313,19 @@ func (b *Bindings) Sync(ctx context.Context, u *portalv1alpha1.User) error {
 // the RoleBindings the portal would create in them (no extra permission needed).
 func (b *Bindings) CheckNamespaces(ctx context.Context, u *portalv1alpha1.User) error {
 	_, rbs := b.Desired(u)
+	return b.checkNamespaces(ctx, rbs, func(string) string { return "namespaces" })
+}
+
+// checkNamespaces dry-runs rbs and refuses those whose namespace does not exist, with
+// the field fieldOf names for the namespace.
+func (b *Bindings) checkNamespaces(ctx context.Context, rbs []rbacv1.RoleBinding, fieldOf func(ns string) string) error {
 	var bad []models.FieldError
 	for i := range rbs {
 		err := b.c.Create(ctx, &rbs[i], client.DryRunAll)
 		switch {
 		case err == nil, apierrors.IsAlreadyExists(err):
 		case apierrors.IsNotFound(err):
-			bad = append(bad, field("namespaces", "namespace %q does not exist", rbs[i].Namespace))
+			bad = append(bad, field(fieldOf(rbs[i].Namespace), "namespace %q does not exist", rbs[i].Namespace))
 		default:
 			return fmt.Errorf("check namespace %s: %w", rbs[i].Namespace, err)
 		}

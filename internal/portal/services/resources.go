@@ -47,12 +47,21 @@ var kindPlurals = func() string {
 type Resources struct {
 	imp   *cluster.Impersonator
 	authz *Authz
+	// teams tells the teams of a caller, whose namespaces it may use too (none when nil).
+	teams *Teams
 	now   func() time.Time
 }
 
 // NewResources returns the resources service.
 func NewResources(imp *cluster.Impersonator, authz *Authz) *Resources {
 	return &Resources{imp: imp, authz: authz, now: time.Now}
+}
+
+// WithTeams returns r, which from now on counts the namespaces of the caller's teams
+// among those the caller may use.
+func (r *Resources) WithTeams(t *Teams) *Resources {
+	r.teams = t
+	return r
 }
 
 // kindIn checks the namespace and kind of a path and returns the kind's GVK.
@@ -240,8 +249,8 @@ func (r *Resources) EventsPage(ctx context.Context, caller *Caller, namespace st
 }
 
 // Namespaces lists the namespaces the caller may use: all of them for a caller RBAC
-// lets list namespaces (admins, auditors), otherwise those of the user's namespaces
-// where RBAC lets the caller list Apps.
+// lets list namespaces (admins, auditors), otherwise those of a developer's own
+// namespaces and of the caller's teams' where RBAC lets the caller list Apps.
 func (r *Resources) Namespaces(ctx context.Context, caller *Caller) (models.NamespaceList, error) {
 	out := models.NamespaceList{Items: []string{}}
 	cs, err := r.imp.Clientset(caller.Identity)
@@ -258,10 +267,20 @@ func (r *Resources) Namespaces(ctx context.Context, caller *Caller) (models.Name
 	if !apierrors.IsForbidden(err) {
 		return out, err
 	}
-	if caller.User.Spec.Role != portalv1alpha1.RoleDeveloper {
-		return out, nil
+	var candidates []string
+	if caller.User.Spec.Role == portalv1alpha1.RoleDeveloper {
+		candidates = append(candidates, caller.User.Spec.Namespaces...)
 	}
-	for _, ns := range caller.User.Spec.Namespaces {
+	if r.teams != nil {
+		teams, err := r.teams.Of(ctx, caller.User)
+		if err != nil {
+			return out, err
+		}
+		for _, t := range teams {
+			candidates = append(candidates, t.Namespaces...)
+		}
+	}
+	for _, ns := range setOf(candidates) {
 		ok, err := r.authz.Can(ctx, caller, "list", mooringv1.GroupVersion.Group, mooringv1.ResourceApps, ns)
 		if err != nil {
 			return out, err

@@ -43,6 +43,11 @@ func (a Access) CanUsers(verb string) bool {
 	return a.Can(verb, portalv1alpha1.GroupVersion.Group, "users")
 }
 
+// CanTeams is Can for portal teams.
+func (a Access) CanTeams(verb string) bool {
+	return a.Can(verb, portalv1alpha1.GroupVersion.Group, "teams")
+}
+
 // RulesReview asks the API server, as the caller, what the caller may do.
 type RulesReview struct {
 	Imp *cluster.Impersonator

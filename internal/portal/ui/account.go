@@ -79,20 +79,22 @@ func (u *UI) register(c *gin.Context) {
 // notices are the fixed messages a redirect may ask the next page to show; free text
 // never travels in the URL.
 var notices = map[string]string{
-	"registered": "Your account is ready. Log in; an admin must grant you a role before you can work in the cluster.",
-	"loggedout":  "You are logged out.",
-	"password":   "Your password was changed; every session was logged out. Log in with the new password.",
-	"everywhere": "Every session of yours was logged out.",
-	"created":    "Created.",
-	"updated":    "Saved.",
-	"deleted":    "Deleted.",
-	"scaled":     "Scaling.",
-	"paused":     "Paused: Mooring leaves its children alone until you resume.",
-	"resumed":    "Resumed.",
-	"backup":     "Backup requested; its status updates below.",
-	"email":      "Your email was changed.",
-	"granted":    "The user's role was saved.",
-	"unlocked":   "The user's failed logins were cleared: every client may log in again.",
+	"registered":  "Your account is ready. Log in; an admin must grant you a role before you can work in the cluster.",
+	"loggedout":   "You are logged out.",
+	"password":    "Your password was changed; every session was logged out. Log in with the new password.",
+	"everywhere":  "Every session of yours was logged out.",
+	"created":     "Created.",
+	"updated":     "Saved.",
+	"deleted":     "Deleted.",
+	"scaled":      "Scaling.",
+	"paused":      "Paused: Mooring leaves its children alone until you resume.",
+	"resumed":     "Resumed.",
+	"backup":      "Backup requested; its status updates below.",
+	"email":       "Your email was changed.",
+	"granted":     "The user's role was saved.",
+	"teamsaved":   "The team was saved; its members' access follows.",
+	"teamdeleted": "The team was deleted; its grants are gone.",
+	"unlocked":    "The user's failed logins were cleared: every client may log in again.",
 }
 
 func noticeOf(c *gin.Context) string { return notices[c.Query("notice")] }
@@ -118,13 +120,17 @@ type homeData struct {
 func (u *UI) home(c *gin.Context) {
 	cl := caller(c)
 	data := homeData{NoRole: cl.User.Spec.Role == "" || cl.User.Spec.Role == portalv1alpha1.RoleNone}
+	// A user without a role of its own may still work in its teams' namespaces.
+	nl, err := u.o.Resources.Namespaces(c.Request.Context(), cl)
+	if err != nil {
+		u.fail(c, err)
+		return
+	}
+	data.Namespaces = nl.Items
+	if len(data.Namespaces) > 0 {
+		data.NoRole = false
+	}
 	if !data.NoRole {
-		nl, err := u.o.Resources.Namespaces(c.Request.Context(), cl)
-		if err != nil {
-			u.fail(c, err)
-			return
-		}
-		data.Namespaces = nl.Items
 		acc, err := u.o.Permissions.Access(c.Request.Context(), cl, "default")
 		if err != nil {
 			u.fail(c, err)
@@ -140,11 +146,22 @@ type accountData struct {
 	Fields map[string]string
 	// SSO: the account signs in through single sign-on and has no password to change.
 	SSO bool
+	// Teams are the teams the user is in (nil when the UI has no teams service).
+	Teams []models.TeamMembership
 }
 
 func (u *UI) accountPage(c *gin.Context) {
 	me := caller(c).User
-	u.render(c, http.StatusOK, "account", page{Title: "Account", Notice: noticeOf(c), Data: accountData{Email: me.Spec.Email, SSO: me.Spec.SSO != nil}})
+	data := accountData{Email: me.Spec.Email, SSO: me.Spec.SSO != nil}
+	if u.o.Teams != nil {
+		teams, err := u.o.Teams.Of(c.Request.Context(), me)
+		if err != nil {
+			u.fail(c, err)
+			return
+		}
+		data.Teams = teams
+	}
+	u.render(c, http.StatusOK, "account", page{Title: "Account", Notice: noticeOf(c), Data: data})
 }
 
 func (u *UI) changeEmail(c *gin.Context) {

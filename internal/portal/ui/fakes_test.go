@@ -320,7 +320,8 @@ func (fakePermissions) Access(_ context.Context, c *services.Caller, _ string) (
 	switch c.User.Spec.Role {
 	case portalv1alpha1.RoleAdmin:
 		return Access{Rules: []authorizationv1.ResourceRule{{Verbs: all, APIGroups: []string{"mooring.dev"}, Resources: mooring},
-			{Verbs: append(read, "update", "delete"), APIGroups: []string{"portal.mooring.dev"}, Resources: []string{"users"}}}}, nil
+			{Verbs: append(read, "update", "delete"), APIGroups: []string{"portal.mooring.dev"}, Resources: []string{"users"}},
+			{Verbs: all, APIGroups: []string{"portal.mooring.dev"}, Resources: []string{"teams"}}}}, nil
 	case portalv1alpha1.RoleDeveloper:
 		return Access{Rules: []authorizationv1.ResourceRule{{Verbs: all, APIGroups: []string{"mooring.dev"}, Resources: mooring}}}, nil
 	case portalv1alpha1.RoleAuditor:

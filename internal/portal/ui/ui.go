@@ -65,6 +65,9 @@ type Options struct {
 	Permissions Permissions
 	// Objects reads an object page's events, children, pods and logs as the caller.
 	Objects Objects
+	// Teams manages teams (the Teams page) and tells a user's teams (the account
+	// page); without it neither is shown.
+	Teams Teams
 	// IPLimit and UserLimit are the API's own limiters, so that the UI and the API share
 	// one budget per client IP (log in, register) and per user (everything else).
 	IPLimit, UserLimit *ratelimit.Limiter
@@ -144,6 +147,12 @@ func Register(r *gin.Engine, o Options) error {
 	a.GET("/users", u.usersPage)
 	a.POST("/users/:id", u.updateUser)
 	a.POST("/users/:id/unlock", u.unlockUser)
+	if o.Teams != nil {
+		a.GET("/teams", u.teamsPage)
+		a.POST("/teams", u.createTeam)
+		a.POST("/teams/:name", u.updateTeam)
+		a.POST("/teams/:name/delete", u.deleteTeam)
+	}
 
 	a.GET("/ns/:ns", u.namespacePage)
 	a.GET("/ns/:ns/:kind/:name", u.objectPage)
