@@ -1,14 +1,19 @@
 package ui
 
 import (
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/mooringhq/mooring/internal/localcluster"
+	"github.com/mooringhq/mooring/internal/portal/models"
+	"github.com/mooringhq/mooring/internal/portal/portaltest"
 	"github.com/mooringhq/mooring/internal/portal/sso"
 	"github.com/mooringhq/mooring/internal/testutil"
 	"github.com/mooringhq/mooring/internal/testutil/hydra"
@@ -63,4 +68,37 @@ func TestSingleSignOn(t *testing.T) {
 		t.Errorf("landed on %s, want /ui/", u)
 	}
 	person.snap("signed-in")
+
+	// A team that names a group of the provider's: a person whose groups claim carries it
+	// lands with the team's namespace, and the API server lets them use it.
+	ns := namespace(t, "ui-sso-team")
+	api := portaltest.New(t, base, validator(t))
+	group := "payments-" + strconv.Itoa(port)
+	portaltest.Expect(t, api.Do("POST", "/api/v1/teams", api.Login("admin", adminPassword).AccessToken, models.CreateTeamRequest{
+		Name: "payments-" + strconv.Itoa(port), Groups: []string{group}, Role: "developer", Namespaces: []string{ns}}), http.StatusCreated, "an admin creates a team for the group")
+	member := sh.person(browser(t), t, "sso-member")
+	memberName := "member-" + strconv.Itoa(port)
+	h.SetUser(memberName, hydra.User{Subject: "sub-" + memberName, Email: memberName + "@example.com", Groups: []string{"everyone", group}})
+	member.do("sign in as a member of the group", step,
+		chromedp.Navigate(base+"/ui/login"),
+		chromedp.Click(css("#sso-login")),
+		chromedp.WaitVisible(css("#username")),
+		chromedp.SendKeys(css("#username"), memberName),
+		chromedp.Click(css("#sign-in")),
+		chromedp.WaitVisible(css(fmt.Sprintf(`#namespaces a[href="/ui/ns/%s"]`, ns))),
+	)
+	// The binding follows the groups written at sign-in within moments: poll the
+	// namespace page until its lists (which the member reads as themself) are there.
+	err = testutil.Poll(30*time.Second, func() error {
+		member.do("open the team's namespace", step, chromedp.Navigate(base+"/ui/ns/"+ns))
+		if member.count("#new-apps") == 1 {
+			return nil
+		}
+		return fmt.Errorf("the namespace page of %s shows no App list: %q", ns, member.text("main"))
+	})
+	if err != nil {
+		member.snap("failed-team-namespace")
+		t.Fatalf("a member of the team's group uses its namespace: %v", err)
+	}
+	member.snap("team-namespace")
 }
