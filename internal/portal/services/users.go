@@ -434,16 +434,23 @@ func (s *Users) conflict(err error) error {
 
 // List returns every user, for callers RBAC lets list users.
 func (s *Users) List(ctx context.Context, caller *Caller) (models.UserList, error) {
+	return s.ListPage(ctx, caller, Page{})
+}
+
+// ListPage returns one page of users, sorted by username, for callers RBAC lets list
+// users; the answer's metadata.continue fetches the next page.
+func (s *Users) ListPage(ctx context.Context, caller *Caller, page Page) (models.UserList, error) {
 	if err := s.authz.requireOnUsers(ctx, caller, "list"); err != nil {
 		return models.UserList{}, err
 	}
-	us, err := s.store.List(ctx)
+	l, err := s.store.ListPage(ctx, page.Limit, page.Continue)
 	if err != nil {
 		return models.UserList{}, err
 	}
-	out := models.UserList{Items: make([]models.User, 0, len(us))}
-	for i := range us {
-		out.Items = append(out.Items, ToModel(&us[i]))
+	out := models.UserList{Items: make([]models.User, 0, len(l.Items)),
+		Metadata: models.ListMeta{Continue: l.Continue, RemainingItemCount: l.RemainingItemCount}}
+	for i := range l.Items {
+		out.Items = append(out.Items, ToModel(&l.Items[i]))
 	}
 	return out, nil
 }
