@@ -35,6 +35,7 @@ const (
 	portalResourcesPlaceholder = "HELM-PORTAL-RESOURCES"
 	portalSchedulingKey        = "mooring.dev/helm-portal-scheduling"
 	portalArgsPlaceholder      = "HELM-PORTAL-ARGS"
+	protectedNSPlaceholder     = "HELM-PROTECTED-NAMESPACES"
 	labelsKey                  = "mooring.dev/helm-labels"
 	extraLabelsKey             = "mooring.dev/helm-extra-labels"
 	crdAnnotationsKey          = "mooring.dev/helm-crd-annotations"
@@ -56,6 +57,7 @@ var placeholders = []string{
 	portalImagePlaceholder, `{{ include "mooring.portalImage" . }}`,
 	portalReplicasPlaceholder, "{{ .Values.portal.replicas }}",
 	portalResourcesPlaceholder, "{{- toYaml .Values.portal.resources | nindent 10 }}",
+	protectedNSPlaceholder, `{{ include "mooring.portalProtectedNamespaces" . | quote }}`,
 }
 
 // portalScheduling replaces portalSchedulingKey in the portal's pod spec: the same
