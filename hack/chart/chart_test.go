@@ -814,7 +814,8 @@ func TestNotesSayWhatUninstallLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := files["mooring/templates/NOTES.txt"]
-	for _, want := range []string{"conversion webhook then points at the deleted Service", "kubectl delete users.portal.mooring.dev --all"} {
+	for _, want := range []string{"conversion webhook then points at the deleted Service", "kubectl delete users.portal.mooring.dev --all",
+		"The portal's Secrets (password hashes, token signing keys) stay on uninstall in\nmooring-portal;"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("NOTES.txt does not say %q:\n%s", want, notes)
 		}
