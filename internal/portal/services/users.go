@@ -514,11 +514,6 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 	if u.Spec.Role != portalv1alpha1.RoleDeveloper {
 		u.Spec.Namespaces = nil
 	}
-	if before.Spec.Role == portalv1alpha1.RoleAdmin && u.Spec.Role != portalv1alpha1.RoleAdmin {
-		if err := s.requireAnotherAdmin(ctx, u, "take the admin role from"); err != nil {
-			return models.User{}, err
-		}
-	}
 	// Whoever grants a role must be allowed to bind its ClusterRole there themselves, as
 	// the API server demands of anyone creating a binding: the portal's own
 	// ServiceAccount, which writes the bindings, may bind every role.
@@ -531,7 +526,13 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 	if err := s.bindings.CheckNamespaces(ctx, u); err != nil {
 		return models.User{}, err
 	}
-	if err := s.store.Update(ctx, u); err != nil {
+	if before.Spec.Role == portalv1alpha1.RoleAdmin && u.Spec.Role != portalv1alpha1.RoleAdmin {
+		// Last, after every other check: it writes another admin's User.
+		err = s.withAnotherAdmin(ctx, before, u, "take the admin role from")
+	} else {
+		err = s.store.Update(ctx, u)
+	}
+	if err != nil {
 		return models.User{}, s.conflict(err)
 	}
 	// In step at once for the answer; the reconciler would get there too.
@@ -554,8 +555,12 @@ func (s *Users) Delete(ctx context.Context, caller *Caller, id string) error {
 		return err
 	}
 	if u.Spec.Role == portalv1alpha1.RoleAdmin {
-		if err := s.requireAnotherAdmin(ctx, u, "delete"); err != nil {
-			return err
+		// An admin loses the role first, as a demotion does, so that two admins
+		// deleting each other at once cannot leave none; the delete follows.
+		before := u.DeepCopy()
+		u.Spec.Role, u.Spec.Namespaces = portalv1alpha1.RoleNone, nil
+		if err := s.withAnotherAdmin(ctx, before, u, "delete"); err != nil {
+			return s.conflict(err)
 		}
 	}
 	// The User goes first, so the reconciler never sees its bindings missing while it
@@ -583,20 +588,6 @@ func (s *Users) admins(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// requireAnotherAdmin refuses to take the admin role from u (verb says how) when u is
-// the last admin: the portal would be left with nobody to grant roles.
-func (s *Users) requireAnotherAdmin(ctx context.Context, u *portalv1alpha1.User, verb string) error {
-	n, err := s.admins(ctx)
-	if err != nil {
-		return err
-	}
-	if n <= 1 {
-		return &Error{Kind: KindConflict, Message: fmt.Sprintf("cannot %s %s: it is the last admin; make another user an admin first", verb, u.Spec.Username),
-			Fields: []models.FieldError{field("role", "the last admin keeps the admin role")}}
-	}
-	return nil
 }
 
 // Unlock clears every failed-login count and lock of the user with id, for callers
