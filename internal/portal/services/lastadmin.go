@@ -38,6 +38,25 @@ func witnessPause(n int, yield bool) time.Duration {
 	return wait.Jitter(d, 0.5)
 }
 
+// withAnotherAdmin writes want, which is base (a User read as an admin) with the admin
+// role taken away (verb says how), only while another admin is left, and stays right
+// when admins lose the role concurrently, on any replica: two admins taking each
+// other's role at once cannot both succeed.
+//
+// Checking that another admin exists and then writing is not enough: both removals see
+// the other admin and both write. So the check is made a write: the other admin (the
+// witness) is updated at the resourceVersion it was seen at, and then the User losing
+// the role at the resourceVersion it was read at, before the witness was seen; the API
+// server refuses either write when its object changed meanwhile. Two removals that
+// vouch with each other's Users cannot both get through: each writes the object the
+// other writes, at the same resourceVersion. Followed along any chain of concurrent
+// removals, the last one to write would have been refused, so an admin is always left.
+// It takes no lock and no clock, and a portal stopped half-way leaves nothing to clean
+// up (the witness's annotation is all it wrote).
+//
+// When the User changed since it was read but its spec did not (a login, a refresh, a
+// witness's annotation), the change is made again on the fresh User after a pause; a
+// changed spec is a conflict for the caller to resolve. want is updated in place.
 func (s *Users) withAnotherAdmin(ctx context.Context, base, want *portalv1alpha1.User, verb string) error {
 	yield := false
 	for attempt := range witnessAttempts {
