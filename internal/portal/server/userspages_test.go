@@ -82,6 +82,10 @@ func TestUsersListIsPaged(t *testing.T) {
 		t.Fatalf("the unpaged list %v (continue %q) is not the pages' users %v", all, whole.Metadata.Continue, paged)
 	}
 
+	// A token that is none passes to the API server, which refuses it: 400, not 500.
+	r := p.Do("GET", "/api/v1/users?limit=2&continue=not-a-token", tok, nil)
+	portaltest.Expect(t, r, http.StatusBadRequest, "a continue that is no token")
+
 	for _, bad := range []string{"0", "501", "x"} {
 		r := p.Do("GET", "/api/v1/users?limit="+bad, tok, nil)
 		portaltest.Expect(t, r, http.StatusBadRequest, "limit="+bad)
