@@ -167,11 +167,11 @@ func (u *UI) logoutAll(c *gin.Context) {
 type usersData struct {
 	Users   []models.User
 	CanEdit bool
-	// Next is the link to the next page of users ("" on the last page); Later says
-	// this is not the first page.
-	Next  string
-	Later bool
-	Roles []portalv1alpha1.Role
+	// Next is the link to the next page of users ("" on the last page); Continue is
+	// this page's token ("" on the first page), which its forms send back so that a
+	// refused change shows the same page again.
+	Next, Continue string
+	Roles          []portalv1alpha1.Role
 	// Fields holds the errors of the user whose form failed (by FailedID).
 	FailedID string
 	Fields   map[string]string
@@ -184,6 +184,9 @@ func (u *UI) usersPage(c *gin.Context) {
 func (u *UI) showUsers(c *gin.Context, status int, errMsg, failedID string, fields map[string]string) {
 	cl := caller(c)
 	cont := c.Query("continue")
+	if cont == "" && c.Request.Method == http.MethodPost {
+		cont = c.PostForm("continue")
+	}
 	l, err := u.o.Accounts.ListPage(c.Request.Context(), cl, services.Page{Limit: int64(u.o.UsersPageSize), Continue: cont})
 	if err != nil {
 		u.fail(c, err)
@@ -199,7 +202,7 @@ func (u *UI) showUsers(c *gin.Context, status int, errMsg, failedID string, fiel
 		return
 	}
 	u.render(c, status, "users", page{Title: "Users", Notice: noticeOf(c), Error: errMsg, Data: usersData{
-		Users: l.Items, Next: next, Later: cont != "", CanEdit: acc.CanUsers("update"), Roles: portalv1alpha1.Roles, FailedID: failedID, Fields: fields}})
+		Users: l.Items, Next: next, Continue: cont, CanEdit: acc.CanUsers("update"), Roles: portalv1alpha1.Roles, FailedID: failedID, Fields: fields}})
 }
 
 func (u *UI) updateUser(c *gin.Context) {

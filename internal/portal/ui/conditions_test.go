@@ -83,4 +83,10 @@ func TestUsersPagePagesThrough(t *testing.T) {
 	wantStatus(t, a, http.StatusOK, "the second page")
 	wantIn(t, a.body, "the second page", `data-user="nobody"`, `<a href="/ui/users">First page</a>`)
 	wantNotIn(t, a.body, "the last page", `data-user="admin"`, "Next page")
+	// A refused change on the second page shows the second page again, with the error.
+	wantIn(t, a.body, "the second page's forms", `<input type="hidden" name="continue" value="3">`)
+	a = adm.post(Prefix+"/users/id-nobody", url.Values{"role": {"developer"}, "namespaces": {"missing"}, "continue": {"3"}})
+	wantStatus(t, a, http.StatusUnprocessableEntity, "a refused grant on the second page")
+	wantIn(t, a.body, "the second page again", `data-user="nobody"`, `<a href="/ui/users">First page</a>`)
+	wantNotIn(t, a.body, "the second page again", `data-user="admin"`)
 }
