@@ -150,6 +150,16 @@ func intoRelease(objs []*unstructured.Unstructured, portal bool) []*unstructured
 		if u.GetNamespace() == "mooring-portal" {
 			u.SetNamespace(namespace)
 		}
+		if u.GetKind() == "ValidatingAdmissionPolicy" {
+			// The portal's namespace, which no user may be granted, is the release's.
+			vars, _, _ := unstructured.NestedSlice(u.Object, "spec", "variables")
+			for _, v := range vars {
+				if m := v.(map[string]any); m["name"] == "protectedNamespaces" {
+					m["expression"] = strings.ReplaceAll(m["expression"].(string), "'mooring-portal'", "'"+namespace+"'")
+				}
+			}
+			_ = unstructured.SetNestedSlice(u.Object, vars, "spec", "variables")
+		}
 		subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
 		for _, s := range subjects {
 			if m := s.(map[string]any); m["namespace"] == "mooring-portal" {
@@ -414,7 +424,7 @@ func TestPortalAndOperatorValues(t *testing.T) {
 	portal := map[string]any{"enabled": true, "trustedProxies": []any{"10.0.0.0/8", "fd00::/8"}, "protectedNamespaces": []any{"monitoring", "vault"}, "extraArgs": []any{"--log-level=debug"}}
 	spec := pod(t, map[string]any{"imagePullSecrets": regcred, "portal": portal}, "mooring-portal")
 	args, _, _ := unstructured.NestedStringSlice(container(spec), "args")
-	want := []string{"--bind-address=:8080", "--metrics-bind-address=:9090", "--admin-password-file=/etc/mooring-portal/admin/password", "--trusted-proxies=10.0.0.0/8,fd00::/8", "--protected-namespaces=monitoring,vault", "--log-level=debug"}
+	want := []string{"--bind-address=:8080", "--metrics-bind-address=:9090", "--admin-password-file=/etc/mooring-portal/admin/password", "--operator-namespace=" + namespace, "--trusted-proxies=10.0.0.0/8,fd00::/8", "--protected-namespaces=monitoring,vault", "--log-level=debug"}
 	if !reflect.DeepEqual(args, want) {
 		t.Errorf("portal args %q, want %q", args, want)
 	}
@@ -433,7 +443,7 @@ func TestPortalAndOperatorValues(t *testing.T) {
 	spec = pod(t, map[string]any{"portal": ssoVals}, "mooring-portal")
 	args, _, _ = unstructured.NestedStringSlice(container(spec), "args")
 	want = []string{"--bind-address=:8080", "--metrics-bind-address=:9090", "--admin-password-file=/etc/mooring-portal/admin/password",
-		"--oidc-issuer-url=https://idp.example.com", "--oidc-client-id=portal", "--oidc-client-secret-file=/etc/mooring-portal/oidc/client-secret",
+		"--operator-namespace=mooring-system", "--oidc-issuer-url=https://idp.example.com", "--oidc-client-id=portal", "--oidc-client-secret-file=/etc/mooring-portal/oidc/client-secret",
 		"--oidc-redirect-url=https://portal.example.com/ui/sso/callback", "--oidc-admin-group=ops", "--local-login=false"}
 	if !reflect.DeepEqual(args, want) {
 		t.Errorf("portal args with single sign-on %q, want %q", args, want)
@@ -449,6 +459,46 @@ func TestPortalAndOperatorValues(t *testing.T) {
 	env, _, _ := unstructured.NestedSlice(container(pod(t, map[string]any{"env": []any{proxy}}, "mooring-controller-manager")), "env")
 	if len(env) != 2 || env[0].(map[string]any)["name"] != "POD_NAMESPACE" || !reflect.DeepEqual(env[1], proxy) {
 		t.Errorf("operator env %v, want POD_NAMESPACE and %v", env, proxy)
+	}
+}
+
+// Installed in another namespace than mooring-system, the portal protects the release
+// namespace, where the operator runs, as the operator's (--operator-namespace), and the
+// policy on direct User edits refuses the namespaces the portal protects: its own, its
+// users', the release's and portal.protectedNamespaces. (Before, the portal protected
+// mooring-system wherever the operator was, and the policy nothing but kube-*.)
+func TestPortalProtectsTheReleaseNamespaces(t *testing.T) {
+	vals := map[string]any{"portal": map[string]any{"enabled": true, "namespace": "portal-x", "protectedNamespaces": []any{"vault", "monitoring"}}}
+	out, err := render(chartPath, "ops", vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := decode([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := find(objs, "Deployment", "mooring-portal")
+	if d == nil {
+		t.Fatal("no portal Deployment")
+	}
+	cs, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	args, _, _ := unstructured.NestedStringSlice(cs[0].(map[string]any), "args")
+	if !slices.Contains(args, "--operator-namespace=ops") {
+		t.Errorf("portal args %q, want --operator-namespace=ops, the release namespace", args)
+	}
+	p := find(objs, "ValidatingAdmissionPolicy", "mooring-portal-user-grants")
+	if p == nil {
+		t.Fatal("no ValidatingAdmissionPolicy mooring-portal-user-grants")
+	}
+	vars, _, _ := unstructured.NestedSlice(p.Object, "spec", "variables")
+	got := ""
+	for _, v := range vars {
+		if m := v.(map[string]any); m["name"] == "protectedNamespaces" {
+			got, _ = m["expression"].(string)
+		}
+	}
+	if want := "['portal-x', 'mooring-portal-users', 'ops', 'vault', 'monitoring']"; got != want {
+		t.Errorf("the policy's protectedNamespaces are %q, want %q", got, want)
 	}
 }
 
@@ -784,7 +834,8 @@ func TestNotesSayWhatUninstallLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := files["mooring/templates/NOTES.txt"]
-	for _, want := range []string{"conversion webhook then points at the deleted Service", "kubectl delete users.portal.mooring.dev --all"} {
+	for _, want := range []string{"conversion webhook then points at the deleted Service", "kubectl delete users.portal.mooring.dev --all",
+		"The portal's Secrets (password hashes, token signing keys) stay on uninstall in\nmooring-portal;"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("NOTES.txt does not say %q:\n%s", want, notes)
 		}

@@ -37,6 +37,7 @@ const (
 	portalArgsPlaceholder      = "HELM-PORTAL-ARGS"
 	portalSSOMountPlaceholder  = "HELM-PORTAL-SSO-MOUNT"
 	portalSSOVolumePlaceholder = "HELM-PORTAL-SSO-VOLUME"
+	protectedNSPlaceholder     = "HELM-PROTECTED-NAMESPACES"
 	labelsKey                  = "mooring.dev/helm-labels"
 	extraLabelsKey             = "mooring.dev/helm-extra-labels"
 	crdAnnotationsKey          = "mooring.dev/helm-crd-annotations"
@@ -58,6 +59,7 @@ var placeholders = []string{
 	portalImagePlaceholder, `{{ include "mooring.portalImage" . }}`,
 	portalReplicasPlaceholder, "{{ .Values.portal.replicas }}",
 	portalResourcesPlaceholder, "{{- toYaml .Values.portal.resources | nindent 10 }}",
+	protectedNSPlaceholder, `{{ include "mooring.portalProtectedNamespaces" . | quote }}`,
 }
 
 // portalScheduling replaces portalSchedulingKey in the portal's pod spec: the same

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -113,6 +114,9 @@ var sources = []source{
 				u.SetAnnotations(a)
 				return nil
 			}
+			if u.GetKind() == "ValidatingAdmissionPolicy" {
+				return setVariable(u, "protectedNamespaces", protectedNSPlaceholder)
+			}
 			if u.GetKind() != "Deployment" {
 				return nil
 			}
@@ -136,6 +140,12 @@ var sources = []source{
 			}
 			c := containers[0].(map[string]any)
 			args, _, _ := unstructured.NestedStringSlice(c, "args")
+			// The operator runs in the release namespace, config/default's in mooring-system.
+			i := slices.Index(args, operatorNSArg+namespace)
+			if i < 0 {
+				return fmt.Errorf("the portal's args %q have no %s%s to make the release namespace", args, operatorNSArg, namespace)
+			}
+			args[i] = operatorNSArg + nsPlaceholder
 			if err := unstructured.SetNestedStringSlice(c, append(args, portalArgsPlaceholder), "args"); err != nil {
 				return err
 			}
@@ -155,6 +165,9 @@ var sources = []source{
 		},
 	},
 }
+
+// operatorNSArg is the portal's flag naming the operator's namespace, which it protects.
+const operatorNSArg = "--operator-namespace="
 
 // isPortalNamespace reports config/portal's own Namespace (not its users'), before or
 // after edit names it with the placeholder.
@@ -184,4 +197,20 @@ func setEach(u *unstructured.Unstructured, value string, path ...string) error {
 		e.(map[string]any)[path[len(path)-1]] = value
 	}
 	return unstructured.SetNestedSlice(u.Object, list, path[:len(path)-1]...)
+}
+
+// setVariable sets the expression of the policy variable named name to value; an
+// error when the policy has no such variable, so a renamed one cannot go unnoticed.
+func setVariable(u *unstructured.Unstructured, name, value string) error {
+	vars, _, err := unstructured.NestedSlice(u.Object, "spec", "variables")
+	if err != nil {
+		return err
+	}
+	for _, v := range vars {
+		if m, ok := v.(map[string]any); ok && m["name"] == name {
+			m["expression"] = value
+			return unstructured.SetNestedSlice(u.Object, vars, "spec", "variables")
+		}
+	}
+	return fmt.Errorf("%s %s has no variable %s", u.GetKind(), u.GetName(), name)
 }

@@ -43,3 +43,13 @@ cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/mooring-serving-cert
 {{- define "mooring.portalNamespace" -}}
 {{ .Values.portal.namespace | default .Release.Namespace }}
 {{- end }}
+
+{{- /* The namespaces no user may be granted, as the CEL list the portal's
+     ValidatingAdmissionPolicy checks Users against: the portal's own and its users',
+     the operator's (the release's) and portal.protectedNamespaces, as the portal's
+     --operator-namespace and --protected-namespaces say. kube-* is in the policy. */ -}}
+{{- define "mooring.portalProtectedNamespaces" -}}
+{{- $ns := list (include "mooring.portalNamespace" .) "mooring-portal-users" .Release.Namespace -}}
+{{- $ns = concat $ns (.Values.portal.protectedNamespaces | default list) -}}
+[{{ range $i, $n := $ns }}{{ if $i }}, {{ end }}'{{ $n }}'{{ end }}]
+{{- end }}

@@ -2147,6 +2147,9 @@ type UserRole string
 // UserList defines model for UserList.
 type UserList struct {
 	Items []User `json:"items"`
+
+	// Metadata A Kubernetes list's metadata (metav1.ListMeta); continue, when not empty, fetches the next page.
+	Metadata ListMeta `json:"metadata"`
 }
 
 // Continue defines model for Continue.
@@ -2184,7 +2187,7 @@ type UnsupportedMediaType = Error
 
 // ListAppsParams defines parameters for ListApps.
 type ListAppsParams struct {
-	// Limit at most this many objects (1 to 500); all when absent
+	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Continue the metadata.continue of the previous page
@@ -2199,7 +2202,7 @@ type PatchAppApplicationMergePatchPlusJSONBody = map[string]interface{}
 
 // ListBackupsParams defines parameters for ListBackups.
 type ListBackupsParams struct {
-	// Limit at most this many objects (1 to 500); all when absent
+	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Continue the metadata.continue of the previous page
@@ -2214,7 +2217,7 @@ type PatchBackupApplicationMergePatchPlusJSONBody = map[string]interface{}
 
 // ListCacheInstancesParams defines parameters for ListCacheInstances.
 type ListCacheInstancesParams struct {
-	// Limit at most this many objects (1 to 500); all when absent
+	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Continue the metadata.continue of the previous page
@@ -2229,7 +2232,7 @@ type PatchCacheInstanceApplicationMergePatchPlusJSONBody = map[string]interface{
 
 // ListDatabaseClustersParams defines parameters for ListDatabaseClusters.
 type ListDatabaseClustersParams struct {
-	// Limit at most this many objects (1 to 500); all when absent
+	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Continue the metadata.continue of the previous page
@@ -2244,7 +2247,16 @@ type PatchDatabaseClusterApplicationMergePatchPlusJSONBody = map[string]interfac
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
-	// Limit at most this many objects (1 to 500); all when absent
+	// Limit at most this many items (1 to 500); all when absent
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Continue the metadata.continue of the previous page
+	Continue *Continue `form:"continue,omitempty" json:"continue,omitempty"`
+}
+
+// ListUsersParams defines parameters for ListUsers.
+type ListUsersParams struct {
+	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Continue the metadata.continue of the previous page
@@ -3034,7 +3046,9 @@ type ClientInterface interface {
 	Refresh(ctx context.Context, body RefreshJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListUsers performs a GET /api/v1/users (the `ListUsers` operationId) request.
-	ListUsers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	//
+	// Lists the users, sorted by username, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit), as listResources does.
+	ListUsers(ctx context.Context, params *ListUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterWithBody performs a POST /api/v1/users (the `Register` operationId) request,
 	// with any type of body and a specified content type.
@@ -3935,8 +3949,10 @@ func (c *Client) Refresh(ctx context.Context, body RefreshJSONRequestBody, reqEd
 }
 
 // ListUsers performs a GET /api/v1/users (the `ListUsers` operationId) request.
-func (c *Client) ListUsers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListUsersRequest(c.Server)
+//
+// Lists the users, sorted by username, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit), as listResources does.
+func (c *Client) ListUsers(ctx context.Context, params *ListUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListUsersRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5916,7 +5932,7 @@ func NewRefreshRequestWithBody(server string, contentType string, body io.Reader
 }
 
 // NewListUsersRequest constructs an http.Request for the ListUsers method
-func NewListUsersRequest(server string) (*http.Request, error) {
+func NewListUsersRequest(server string, params *ListUsersParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -5932,6 +5948,45 @@ func NewListUsersRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Continue != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "continue", *params.Continue, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6693,8 +6748,10 @@ type ClientWithResponsesInterface interface {
 
 	// ListUsersWithResponse performs a GET /api/v1/users (the `ListUsers` operationId) request.
 	//
+	// Lists the users, sorted by username, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit), as listResources does.
+	//
 	// Returns a wrapper object for the known response body format(s).
-	ListUsersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListUsersResponse, error)
+	ListUsersWithResponse(ctx context.Context, params *ListUsersParams, reqEditors ...RequestEditorFn) (*ListUsersResponse, error)
 
 	// RegisterWithBodyWithResponse performs a POST /api/v1/users (the `Register` operationId) request,
 	// with any type of body and a specified content type.
@@ -10948,10 +11005,14 @@ type ListUsersResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *UserList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Error
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *Gone
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -10967,6 +11028,11 @@ func (r ListUsersResponse) GetJSON200() *UserList {
 	return r.JSON200
 }
 
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListUsersResponse) GetJSON400() *Error {
+	return r.JSON400
+}
+
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListUsersResponse) GetJSON401() *Error {
 	return r.JSON401
@@ -10975,6 +11041,11 @@ func (r ListUsersResponse) GetJSON401() *Error {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r ListUsersResponse) GetJSON403() *Error {
 	return r.JSON403
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ListUsersResponse) GetJSON410() *Gone {
+	return r.JSON410
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -12678,9 +12749,11 @@ func (c *ClientWithResponses) RefreshWithResponse(ctx context.Context, body Refr
 
 // ListUsersWithResponse performs a GET /api/v1/users (the `ListUsers` operationId) request.
 //
+// Lists the users, sorted by username, a page at a time when limit is given: the answer's metadata.continue, when not empty, fetches the next page (pass it as continue with the same limit), as listResources does.
+//
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) ListUsersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListUsersResponse, error) {
-	rsp, err := c.ListUsers(ctx, reqEditors...)
+func (c *ClientWithResponses) ListUsersWithResponse(ctx context.Context, params *ListUsersParams, reqEditors ...RequestEditorFn) (*ListUsersResponse, error) {
+	rsp, err := c.ListUsers(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17333,6 +17406,13 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17346,6 +17426,13 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 			return nil, err
 		}
 		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest Gone
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests

@@ -113,9 +113,14 @@ func (h *Users) LogoutAll(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-// List handles GET /api/v1/users.
+// List handles GET /api/v1/users?limit=&continue=.
 func (h *Users) List(c *gin.Context) {
-	l, err := h.Svc.List(c.Request.Context(), middleware.Caller(c))
+	page, err := pageOf(c)
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	l, err := h.Svc.ListPage(c.Request.Context(), middleware.Caller(c), page)
 	if err != nil {
 		WriteError(c, err)
 		return

@@ -47,9 +47,19 @@ type User struct {
 	Teams []TeamMembership `json:"teams,omitempty"`
 }
 
-// UserList answers GET /api/v1/users.
+// UserList answers GET /api/v1/users: one page of users, sorted by username.
 type UserList struct {
-	Items []User `json:"items"`
+	// Metadata says where the next page starts, as a Kubernetes list's does.
+	Metadata ListMeta `json:"metadata"`
+	Items    []User   `json:"items"`
+}
+
+// ListMeta is the paging part of a Kubernetes list's metadata: Continue, when not
+// empty, fetches the next page; RemainingItemCount, when the API server knows it, is
+// how many items follow this page.
+type ListMeta struct {
+	Continue           string `json:"continue,omitempty"`
+	RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
 }
 
 // UpdateMeRequest is the body of PATCH /api/v1/users/me. A new password needs the

@@ -2,6 +2,8 @@ package services
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -66,6 +68,23 @@ func (m *memStore) List(context.Context) ([]portalv1alpha1.User, error) {
 		out = append(out, *u.DeepCopy())
 	}
 	return out, nil
+}
+
+// ListPage pages in name order; the continue token is the last name of the page.
+func (m *memStore) ListPage(_ context.Context, limit int64, cont string) (*portalv1alpha1.UserList, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	names := slices.Sorted(maps.Keys(m.users))
+	names = slices.DeleteFunc(names, func(n string) bool { return cont != "" && n <= cont })
+	l := &portalv1alpha1.UserList{}
+	for _, n := range names {
+		if limit > 0 && int64(len(l.Items)) == limit {
+			l.Continue = l.Items[len(l.Items)-1].Name
+			break
+		}
+		l.Items = append(l.Items, *m.users[n].DeepCopy())
+	}
+	return l, nil
 }
 
 func (m *memStore) write(u *portalv1alpha1.User, apply func(stored *portalv1alpha1.User)) error {

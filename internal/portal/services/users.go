@@ -455,16 +455,23 @@ func (s *Users) conflict(err error) error {
 
 // List returns every user, for callers RBAC lets list users.
 func (s *Users) List(ctx context.Context, caller *Caller) (models.UserList, error) {
+	return s.ListPage(ctx, caller, Page{})
+}
+
+// ListPage returns one page of users, sorted by username, for callers RBAC lets list
+// users; the answer's metadata.continue fetches the next page.
+func (s *Users) ListPage(ctx context.Context, caller *Caller, page Page) (models.UserList, error) {
 	if err := s.authz.requireOnUsers(ctx, caller, "list"); err != nil {
 		return models.UserList{}, err
 	}
-	us, err := s.store.List(ctx)
+	l, err := s.store.ListPage(ctx, page.Limit, page.Continue)
 	if err != nil {
 		return models.UserList{}, err
 	}
-	out := models.UserList{Items: make([]models.User, 0, len(us))}
-	for i := range us {
-		out.Items = append(out.Items, ToModel(&us[i]))
+	out := models.UserList{Items: make([]models.User, 0, len(l.Items)),
+		Metadata: models.ListMeta{Continue: l.Continue, RemainingItemCount: l.RemainingItemCount}}
+	for i := range l.Items {
+		out.Items = append(out.Items, ToModel(&l.Items[i]))
 	}
 	return out, nil
 }
@@ -528,11 +535,6 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 	if u.Spec.Role != portalv1alpha1.RoleDeveloper {
 		u.Spec.Namespaces = nil
 	}
-	if before.Spec.Role == portalv1alpha1.RoleAdmin && u.Spec.Role != portalv1alpha1.RoleAdmin {
-		if err := s.requireAnotherAdmin(ctx, u, "take the admin role from"); err != nil {
-			return models.User{}, err
-		}
-	}
 	// Whoever grants a role must be allowed to bind its ClusterRole there themselves, as
 	// the API server demands of anyone creating a binding: the portal's own
 	// ServiceAccount, which writes the bindings, may bind every role.
@@ -545,7 +547,13 @@ func (s *Users) Update(ctx context.Context, caller *Caller, id string, req model
 	if err := s.bindings.CheckNamespaces(ctx, u); err != nil {
 		return models.User{}, err
 	}
-	if err := s.store.Update(ctx, u); err != nil {
+	if before.Spec.Role == portalv1alpha1.RoleAdmin && u.Spec.Role != portalv1alpha1.RoleAdmin {
+		// Last, after every other check: it writes another admin's User.
+		err = s.withAnotherAdmin(ctx, before, u, "take the admin role from")
+	} else {
+		err = s.store.Update(ctx, u)
+	}
+	if err != nil {
 		return models.User{}, s.conflict(err)
 	}
 	// In step at once for the answer; the reconciler would get there too.
@@ -568,8 +576,12 @@ func (s *Users) Delete(ctx context.Context, caller *Caller, id string) error {
 		return err
 	}
 	if u.Spec.Role == portalv1alpha1.RoleAdmin {
-		if err := s.requireAnotherAdmin(ctx, u, "delete"); err != nil {
-			return err
+		// An admin loses the role first, as a demotion does, so that two admins
+		// deleting each other at once cannot leave none; the delete follows.
+		before := u.DeepCopy()
+		u.Spec.Role, u.Spec.Namespaces = portalv1alpha1.RoleNone, nil
+		if err := s.withAnotherAdmin(ctx, before, u, "delete"); err != nil {
+			return s.conflict(err)
 		}
 	}
 	// The User goes first, so the reconciler never sees its bindings missing while it
@@ -597,20 +609,6 @@ func (s *Users) admins(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// requireAnotherAdmin refuses to take the admin role from u (verb says how) when u is
-// the last admin: the portal would be left with nobody to grant roles.
-func (s *Users) requireAnotherAdmin(ctx context.Context, u *portalv1alpha1.User, verb string) error {
-	n, err := s.admins(ctx)
-	if err != nil {
-		return err
-	}
-	if n <= 1 {
-		return &Error{Kind: KindConflict, Message: fmt.Sprintf("cannot %s %s: it is the last admin; make another user an admin first", verb, u.Spec.Username),
-			Fields: []models.FieldError{field("role", "the last admin keeps the admin role")}}
-	}
-	return nil
 }
 
 // Unlock clears every failed-login count and lock of the user with id, for callers

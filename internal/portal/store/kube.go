@@ -126,6 +126,16 @@ func (k *Kube) List(ctx context.Context) ([]portalv1alpha1.User, error) {
 	return list.Items, nil
 }
 
+// ListPage returns one page of users. The API server lists a cluster-scoped kind in
+// name order, so pages come sorted by username as List does, without sorting here.
+func (k *Kube) ListPage(ctx context.Context, limit int64, cont string) (*portalv1alpha1.UserList, error) {
+	list := &portalv1alpha1.UserList{}
+	if err := k.c.List(ctx, list, client.Limit(limit), client.Continue(cont)); err != nil {
+		return nil, wrap(err, "list Users")
+	}
+	return list, nil
+}
+
 // Update writes u's spec; the resourceVersion u was read at guards against lost updates.
 func (k *Kube) Update(ctx context.Context, u *portalv1alpha1.User) error {
 	return wrap(k.c.Update(ctx, u), "update User "+u.Name)

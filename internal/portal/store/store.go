@@ -26,6 +26,11 @@ type Users interface {
 	GetByID(ctx context.Context, id string) (*portalv1alpha1.User, error)
 	// List returns every user, sorted by username.
 	List(ctx context.Context) ([]portalv1alpha1.User, error)
+	// ListPage returns at most limit users (all when limit is 0), sorted by username,
+	// from where the continue token cont of the previous page left off. The page's
+	// metadata carries the token of the next page ("" after the last). An expired token
+	// fails as the API server says (410 Gone, reason Expired).
+	ListPage(ctx context.Context, limit int64, cont string) (*portalv1alpha1.UserList, error)
 	// Update writes u's spec.
 	Update(ctx context.Context, u *portalv1alpha1.User) error
 	// UpdateStatus writes u's status (token generation, failed logins, lock).

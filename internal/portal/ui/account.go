@@ -2,6 +2,7 @@ package ui
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"unicode"
 
@@ -9,6 +10,7 @@ import (
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"github.com/mooringhq/mooring/internal/portal/models"
+	"github.com/mooringhq/mooring/internal/portal/services"
 )
 
 // authForm is the data of the login and register pages.
@@ -199,12 +201,16 @@ func (u *UI) logoutAll(c *gin.Context) {
 	c.Redirect(http.StatusSeeOther, Prefix+"/login?notice=everywhere")
 }
 
-// usersData is the users page: every account, editable when RBAC lets the caller
-// update users.
+// usersData is the users page: one page of accounts, editable when RBAC lets the
+// caller update users.
 type usersData struct {
 	Users   []models.User
 	CanEdit bool
-	Roles   []portalv1alpha1.Role
+	// Next is the link to the next page of users ("" on the last page); Continue is
+	// this page's token ("" on the first page), which its forms send back so that a
+	// refused change shows the same page again.
+	Next, Continue string
+	Roles          []portalv1alpha1.Role
 	// Fields holds the errors of the user whose form failed (by FailedID).
 	FailedID string
 	Fields   map[string]string
@@ -216,10 +222,18 @@ func (u *UI) usersPage(c *gin.Context) {
 
 func (u *UI) showUsers(c *gin.Context, status int, errMsg, failedID string, fields map[string]string) {
 	cl := caller(c)
-	l, err := u.o.Accounts.List(c.Request.Context(), cl)
+	cont := c.Query("continue")
+	if cont == "" && c.Request.Method == http.MethodPost {
+		cont = c.PostForm("continue")
+	}
+	l, err := u.o.Accounts.ListPage(c.Request.Context(), cl, services.Page{Limit: int64(u.o.UsersPageSize), Continue: cont})
 	if err != nil {
 		u.fail(c, err)
 		return
+	}
+	next := ""
+	if l.Metadata.Continue != "" {
+		next = Prefix + "/users?" + url.Values{"continue": {l.Metadata.Continue}}.Encode()
 	}
 	acc, err := u.o.Permissions.Access(c.Request.Context(), cl, "default")
 	if err != nil {
@@ -227,7 +241,7 @@ func (u *UI) showUsers(c *gin.Context, status int, errMsg, failedID string, fiel
 		return
 	}
 	u.render(c, status, "users", page{Title: "Users", Notice: noticeOf(c), Error: errMsg, Data: usersData{
-		Users: l.Items, CanEdit: acc.CanUsers("update"), Roles: portalv1alpha1.Roles, FailedID: failedID, Fields: fields}})
+		Users: l.Items, Next: next, Continue: cont, CanEdit: acc.CanUsers("update"), Roles: portalv1alpha1.Roles, FailedID: failedID, Fields: fields}})
 }
 
 func (u *UI) updateUser(c *gin.Context) {

@@ -67,3 +67,26 @@ func TestAdminUnlocksAUser(t *testing.T) {
 	wantNotIn(t, a.body, "after the unlock", `action="/ui/users/id-dev/unlock"`)
 	wantIn(t, a.body, "after the unlock", "every client may log in again")
 }
+
+// TestUsersPagePagesThrough: the users page shows a page of users at a time and links
+// to the next page while there are more, so a portal with thousands of users is not one
+// page of thousands of forms. (Before, it listed every user and had no link.)
+func TestUsersPagePagesThrough(t *testing.T) {
+	h := newHarnessWith(t, func(o *Options) { o.UsersPageSize = 3 })
+	adm := h.as("admin")
+	a := adm.get(Prefix + "/users")
+	wantStatus(t, a, http.StatusOK, "users page")
+	wantIn(t, a.body, "the first page", `data-user="admin"`, `data-user="auditor"`, `data-user="dev"`,
+		`<a href="/ui/users?continue=3" rel="next">Next page</a>`)
+	wantNotIn(t, a.body, "the first page", `data-user="nobody"`, "First page")
+	a = adm.get(Prefix + "/users?continue=3")
+	wantStatus(t, a, http.StatusOK, "the second page")
+	wantIn(t, a.body, "the second page", `data-user="nobody"`, `<a href="/ui/users">First page</a>`)
+	wantNotIn(t, a.body, "the last page", `data-user="admin"`, "Next page")
+	// A refused change on the second page shows the second page again, with the error.
+	wantIn(t, a.body, "the second page's forms", `<input type="hidden" name="continue" value="3">`)
+	a = adm.post(Prefix+"/users/id-nobody", url.Values{"role": {"developer"}, "namespaces": {"missing"}, "continue": {"3"}})
+	wantStatus(t, a, http.StatusUnprocessableEntity, "a refused grant on the second page")
+	wantIn(t, a.body, "the second page again", `data-user="nobody"`, `<a href="/ui/users">First page</a>`)
+	wantNotIn(t, a.body, "the second page again", `data-user="admin"`)
+}

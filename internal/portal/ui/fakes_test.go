@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -158,6 +159,27 @@ func (f *fakeAccounts) List(_ context.Context, c *services.Caller) (models.UserL
 		if u, ok := f.users[name]; ok {
 			l.Items = append(l.Items, services.ToModel(u.u))
 		}
+	}
+	return l, nil
+}
+
+// ListPage pages List's users in their order; the continue token is the index of the
+// next page's first user.
+func (f *fakeAccounts) ListPage(ctx context.Context, c *services.Caller, page services.Page) (models.UserList, error) {
+	l, err := f.List(ctx, c)
+	if err != nil {
+		return l, err
+	}
+	from := 0
+	if page.Continue != "" {
+		if from, err = strconv.Atoi(page.Continue); err != nil || from > len(l.Items) {
+			return models.UserList{}, &services.Error{Kind: services.KindInvalid, Message: "bad continue token " + page.Continue}
+		}
+	}
+	l.Items = l.Items[from:]
+	if page.Limit > 0 && int64(len(l.Items)) > page.Limit {
+		l.Items = l.Items[:page.Limit]
+		l.Metadata.Continue = strconv.Itoa(from + int(page.Limit))
 	}
 	return l, nil
 }

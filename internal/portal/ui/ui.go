@@ -33,7 +33,7 @@ type Accounts interface {
 	UpdateMe(ctx context.Context, caller *services.Caller, req models.UpdateMeRequest) (models.User, error)
 	Logout(ctx context.Context, caller *services.Caller) error
 	LogoutAll(ctx context.Context, caller *services.Caller) error
-	List(ctx context.Context, caller *services.Caller) (models.UserList, error)
+	ListPage(ctx context.Context, caller *services.Caller, page services.Page) (models.UserList, error)
 	Update(ctx context.Context, caller *services.Caller, id string, req models.UpdateUserRequest) (models.User, error)
 	Unlock(ctx context.Context, caller *services.Caller, id string) (models.User, error)
 }
@@ -76,6 +76,9 @@ type Options struct {
 	// behind a TLS-terminating proxy, and sends Strict-Transport-Security so browsers
 	// keep to HTTPS. Requests that arrive over TLS always get Secure cookies.
 	SecureCookies bool
+	// UsersPageSize is how many users the users page shows at once, with a link to the
+	// next page when there are more (100 when zero).
+	UsersPageSize int
 	// PollInterval is how often an open page refreshes its status, in milliseconds
 	// (3000 when zero).
 	PollInterval int
@@ -106,6 +109,9 @@ func Register(r *gin.Engine, o Options) error {
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = 3000
+	}
+	if o.UsersPageSize == 0 {
+		o.UsersPageSize = 100
 	}
 	if o.Now == nil {
 		o.Now = time.Now
