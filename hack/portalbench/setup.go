@@ -44,6 +44,7 @@ type user struct {
 type fixture struct {
 	env    *envtest.Environment
 	srv    *http.Server
+	server *server.Server
 	users  []*user
 	portal target
 	direct target
@@ -53,6 +54,9 @@ type fixture struct {
 func (f *fixture) close() {
 	if f.srv != nil {
 		_ = f.srv.Close()
+	}
+	if f.server != nil {
+		f.server.Close()
 	}
 	if f.env != nil {
 		if err := f.env.Stop(); err != nil {
@@ -152,6 +156,7 @@ func startPortal(ctx context.Context, f *fixture, rc *rest.Config) (string, erro
 	if err != nil {
 		return "", err
 	}
+	f.server = s
 	f.srv = &http.Server{Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := f.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
