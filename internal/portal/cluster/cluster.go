@@ -37,6 +37,8 @@ type Identity struct {
 type Impersonator struct {
 	base      *rest.Config
 	namespace string
+	// clients keeps each identity's clients for its next requests.
+	clients clientCache
 }
 
 // NewImpersonator returns an Impersonator over the portal's own config; usersNamespace
@@ -69,32 +71,57 @@ func (i *Impersonator) Config(id Identity) *rest.Config {
 
 // Dynamic returns a dynamic client acting as id.
 func (i *Impersonator) Dynamic(id Identity) (dynamic.Interface, error) {
-	c, err := dynamic.NewForConfig(i.Config(id))
-	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+	cl := i.clients.of(id)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.dyn == nil {
+		c, err := dynamic.NewForConfig(i.Config(id))
+		if err != nil {
+			return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+		}
+		cl.dyn = c
 	}
-	return c, nil
+	return cl.dyn, nil
 }
 
 // Clientset returns a typed client acting as id.
 func (i *Impersonator) Clientset(id Identity) (kubernetes.Interface, error) {
-	c, err := kubernetes.NewForConfig(i.Config(id))
-	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+	cl := i.clients.of(id)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.cs == nil {
+		c, err := kubernetes.NewForConfig(i.Config(id))
+		if err != nil {
+			return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+		}
+		cl.cs = c
 	}
-	return c, nil
+	return cl.cs, nil
 }
 
 // REST returns a client of the API group version gv acting as id, for reads whose
 // answer the caller decodes itself (a list parsed once rather than by the dynamic
 // client's several passes). Errors are the API server's, as *apierrors.StatusError.
 func (i *Impersonator) REST(id Identity, gv schema.GroupVersion) (*rest.RESTClient, error) {
+	cl := i.clients.of(id)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if c, ok := cl.rest[gv]; ok {
+		return c, nil
+	}
 	cfg := i.Config(id)
 	cfg.GroupVersion, cfg.APIPath = &gv, "/apis"
+	if gv.Group == "" {
+		cfg.APIPath = "/api"
+	}
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	c, err := rest.RESTClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
 	}
+	if cl.rest == nil {
+		cl.rest = map[schema.GroupVersion]*rest.RESTClient{}
+	}
+	cl.rest[gv] = c
 	return c, nil
 }
