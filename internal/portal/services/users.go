@@ -55,6 +55,7 @@ type Users struct {
 	// cached reads the User for Authenticate from a watch-fed cache when the store has
 	// one (store.CachedReader); nil: from the store.
 	cached   func(context.Context, string) (*portalv1alpha1.User, error)
+	verified verifiedTokens
 	issuer   *auth.Issuer
 	imp      *cluster.Impersonator
 	bindings *Bindings
@@ -314,7 +315,7 @@ var failureBackoff = wait.Backoff{Steps: 12, Duration: 10 * time.Millisecond, Fa
 // replica therefore ends the session here once the watch delivers it (the watch's
 // delay, see docs/performance.md); one made on this replica holds here at once.
 func (s *Users) Authenticate(ctx context.Context, token string) (*Caller, error) {
-	claims, err := s.issuer.Verify(ctx, token, auth.TypeAccess)
+	claims, err := s.verified.verify(ctx, s.issuer, token, s.now())
 	if err != nil {
 		return nil, errBadToken
 	}
