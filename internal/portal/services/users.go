@@ -338,8 +338,9 @@ func (s *Users) caller(u *portalv1alpha1.User, claims *auth.Claims) *Caller {
 	return &Caller{User: u, Identity: s.imp.IdentityOf(u.Spec.ID, u.Spec.Role), Session: claims.Family}
 }
 
-// Logout ends the caller's current session: its refresh token and every access token
-// it issued stop working at once, on every replica. The user's other sessions go on.
+// Logout ends the caller's current session: its refresh token stops working at once on
+// every replica, and every access token it issued at once on this one and on the others
+// within their watch's delay (see Authenticate). The user's other sessions go on.
 func (s *Users) Logout(ctx context.Context, caller *Caller) error {
 	if caller.Session == "" {
 		return errBadToken
