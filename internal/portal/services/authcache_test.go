@@ -85,7 +85,7 @@ func TestAuthenticateAsksLiveWhenTheCacheSaysNo(t *testing.T) {
 			t.Fatal(err)
 		}
 		u.Status.Sessions = append(u.Status.Sessions, portalv1alpha1.Session{ID: family, Current: "r", ExpiresAt: metav1.NewTime(now.Add(time.Hour))})
-		if err := l.memStore.UpdateStatus(ctx, u); err != nil {
+		if err := l.UpdateStatus(ctx, u); err != nil {
 			t.Fatal(err)
 		}
 		pair, err := iss.Issue(auth.Subject{ID: u.Spec.ID, Username: u.Name, Generation: u.Status.TokenGeneration, Family: family})
@@ -120,7 +120,7 @@ func TestAuthenticateAsksLiveWhenTheCacheSaysNo(t *testing.T) {
 	stored, _ := l.memStore.Get(ctx, "ann")
 	stored.Status.TokenGeneration++
 	stored.Status.Sessions = nil
-	if err := l.memStore.UpdateStatus(ctx, stored); err != nil {
+	if err := l.UpdateStatus(ctx, stored); err != nil {
 		t.Fatal(err)
 	}
 	l.catchUp(t, "ann")
