@@ -11,14 +11,15 @@ import (
 // that JSON into maps and encoding the maps again was most of the portal's CPU per
 // read in hack/portalbench (and the garbage it made most of the rest), so the bytes
 // are passed on as they came, with the managedFields members cut out: a scan of the
-// bytes that allocates nothing but the answer. The API server encodes objects the way
+// bytes that allocates nothing. The API server encodes objects the way
 // the portal did (keys sorted, HTML characters escaped), so the answer is the same.
 
 // errNotLean says that the scan met something it does not cut (an item without
 // apiVersion and kind, items that are no array): the caller decodes the slow way.
 var errNotLean = errors.New("not a plain list of objects")
 
-// leanObject returns the JSON object raw without its metadata.managedFields.
+// leanObject returns the JSON object raw without its metadata.managedFields, cut out
+// of raw itself (which is the answer's afterwards).
 func leanObject(raw []byte) ([]byte, error) {
 	s := &scanner{b: raw}
 	s.ws()
@@ -28,7 +29,8 @@ func leanObject(raw []byte) ([]byte, error) {
 	return s.result()
 }
 
-// leanList returns the JSON list raw without the metadata.managedFields of its items.
+// leanList returns the JSON list raw without the metadata.managedFields of its items,
+// cut out of raw itself (which is the answer's afterwards; unchanged on an error).
 // errNotLean when an item has neither apiVersion nor kind (the dynamic client gives it
 // the list's) or the items are no array (an answer has an empty array, never null).
 func leanList(raw []byte) ([]byte, error) {
@@ -68,16 +70,14 @@ func (s *scanner) result() ([]byte, error) {
 	if len(s.cuts) == 0 {
 		return bytes.TrimRight(s.b, " \t\r\n"), nil
 	}
-	n := len(s.b)
+	// In place: the cuts only take bytes out, so what is kept moves towards the start.
+	w, from := 0, 0
 	for _, c := range s.cuts {
-		n -= c[1] - c[0]
-	}
-	out, from := make([]byte, 0, n), 0
-	for _, c := range s.cuts {
-		out = append(out, s.b[from:c[0]]...)
+		w += copy(s.b[w:], s.b[from:c[0]])
 		from = c[1]
 	}
-	return append(out, bytes.TrimRight(s.b[from:], " \t\r\n")...), nil
+	w += copy(s.b[w:], s.b[from:])
+	return bytes.TrimRight(s.b[:w], " \t\r\n"), nil
 }
 
 // object scans an object (an item when item is set, which must say its apiVersion or
