@@ -3,10 +3,12 @@ package cluster
 import (
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // MaxCachedIdentities bounds the identities whose clients an Impersonator keeps. Past
@@ -24,6 +26,8 @@ type clients struct {
 	dyn  dynamic.Interface
 	cs   kubernetes.Interface
 	rest map[schema.GroupVersion]*rest.RESTClient
+	// ctrl are controller-runtime clients, by the scheme they know.
+	ctrl map[*runtime.Scheme]client.Client
 }
 
 // clientCache holds the clients of up to MaxCachedIdentities identities.

@@ -5,12 +5,17 @@ package cluster
 
 import (
 	"fmt"
+	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 )
@@ -39,6 +44,12 @@ type Impersonator struct {
 	namespace string
 	// clients keeps each identity's clients for its next requests.
 	clients clientCache
+	// mapper maps kinds to resources for the controller-runtime clients of every
+	// identity: discovery answers everyone alike, so it is asked once, as the portal,
+	// not once per client made.
+	mapperOnce sync.Once
+	mapper     meta.RESTMapper
+	mapperErr  error
 }
 
 // NewImpersonator returns an Impersonator over the portal's own config; usersNamespace
@@ -97,6 +108,36 @@ func (i *Impersonator) Clientset(id Identity) (kubernetes.Interface, error) {
 		cl.cs = c
 	}
 	return cl.cs, nil
+}
+
+// Client returns a controller-runtime client knowing the kinds of kinds, acting as id.
+func (i *Impersonator) Client(id Identity, kinds *runtime.Scheme) (client.Client, error) {
+	i.mapperOnce.Do(func() {
+		hc, err := rest.HTTPClientFor(i.base)
+		if err != nil {
+			i.mapperErr = err
+			return
+		}
+		i.mapper, i.mapperErr = apiutil.NewDynamicRESTMapper(i.base, hc)
+	})
+	if i.mapperErr != nil {
+		return nil, fmt.Errorf("discovery for clients: %w", i.mapperErr)
+	}
+	cl := i.clients.of(id)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if c, ok := cl.ctrl[kinds]; ok {
+		return c, nil
+	}
+	c, err := client.New(i.Config(id), client.Options{Scheme: kinds, Mapper: i.mapper})
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+	}
+	if cl.ctrl == nil {
+		cl.ctrl = map[*runtime.Scheme]client.Client{}
+	}
+	cl.ctrl[kinds] = c
+	return c, nil
 }
 
 // REST returns a client of the API group version gv acting as id, for reads whose
