@@ -51,4 +51,19 @@ func TestVerifiedTokensPassOnlyWhatVerifyPasses(t *testing.T) {
 	if _, err := v.verify(ctx, iss, pair.Access, now()); err == nil {
 		t.Fatal("the token after it expired: want it refused, as Verify refuses it")
 	}
+
+	// A long-lived token is checked again after reverifyAfter: a new check, new claims.
+	long := auth.NewIssuer(keys, auth.IssuerOptions{Issuer: "i", Audience: "a", AccessTTL: time.Hour, RefreshTTL: time.Hour, Now: now})
+	lp, err := long.Issue(auth.Subject{ID: "id", Username: "u", Generation: 1, Family: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, err := v.verify(ctx, long, lp.Access, now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead.Add(int64(reverifyAfter + time.Second))
+	if c2, err := v.verify(ctx, long, lp.Access, now()); err != nil || c2 == c1 {
+		t.Fatalf("a check older than %s: want the token checked again, got the kept claims %v, %v", reverifyAfter, c2 == c1, err)
+	}
 }
