@@ -113,15 +113,17 @@ func (c *Cached) GetCached(ctx context.Context, username string) (*portalv1alpha
 	if !c.running.Load() {
 		return c.Get(ctx, username)
 	}
+	// The writes first, the cache second: a write forgotten in between was delivered,
+	// so the cache read after holds it (the informer stores before it notifies).
+	c.mu.Lock()
+	w, pending := c.written[username]
+	c.mu.Unlock()
 	u := &portalv1alpha1.User{}
 	err := c.cache.Get(ctx, client.ObjectKey{Name: username}, u)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return c.Get(ctx, username)
 	}
 	found := err == nil
-	c.mu.Lock()
-	w, pending := c.written[username]
-	c.mu.Unlock()
 	if pending {
 		switch caughtUp, known := w.seenIn(u, found); {
 		case !known:
