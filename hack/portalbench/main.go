@@ -122,6 +122,9 @@ func bench(ctx context.Context, c config) (Report, error) {
 	r := newReport(direct, portal)
 	r.Users, r.ObjectsPerUser, r.Duration, r.Started = c.users, c.apps+c.caches, c.duration.String(), started
 	r.Load1Before, r.Load1After = before, load1()
+	if r.Revocation, err = measureRevocation(ctx, fx.admin, fx.pc); err != nil {
+		return r, err
+	}
 	return r, nil
 }
 

@@ -42,6 +42,8 @@ type Report struct {
 	// AddedP50Ms and AddedP99Ms are the portal's percentile less the direct one.
 	AddedP50Ms float64 `json:"addedP50Ms"`
 	AddedP99Ms float64 `json:"addedP99Ms"`
+	// Revocation is how long a revocation made elsewhere took to reach the portal.
+	Revocation Revocation `json:"revocation"`
 }
 
 // percentile is the nearest-rank p-th percentile (0 < p <= 100) of sorted; 0 when empty.
@@ -105,5 +107,10 @@ func writeTable(w io.Writer, r Report) error {
 	}
 	_, err := fmt.Fprintf(w, "portal adds %.2f ms at p50 and %.2f ms at p99 (%d users, %d objects each, %s at %.0f req/s, load average %.2f before, %.2f after)\n",
 		r.AddedP50Ms, r.AddedP99Ms, r.Users, r.ObjectsPerUser, r.Duration, r.Portal.TargetRate, r.Load1Before, r.Load1After)
+	if err != nil || r.Revocation.Users == 0 {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "a revocation written elsewhere ended the session on the portal after %.2f ms at p50, %.2f ms at most (%d users, the watch's delay)\n",
+		r.Revocation.P50Ms, r.Revocation.MaxMs, r.Revocation.Users)
 	return err
 }

@@ -36,7 +36,7 @@ const adminPassword = "portalbench-admin-password"
 
 // user is one developer: a portal account granted one namespace.
 type user struct {
-	id, namespace, token string
+	id, name, namespace, token string
 }
 
 // fixture is everything the run needs: the API server, the portal and the users, with
@@ -44,8 +44,12 @@ type user struct {
 type fixture struct {
 	env    *envtest.Environment
 	srv    *http.Server
+	server *server.Server
+	admin  client.Client
 	users  []*user
 	portal target
+	// pc is the portal target as what it is, for the revocation measurement.
+	pc     *portalClient
 	direct target
 	tmp    string
 }
@@ -53,6 +57,9 @@ type fixture struct {
 func (f *fixture) close() {
 	if f.srv != nil {
 		_ = f.srv.Close()
+	}
+	if f.server != nil {
+		f.server.Close()
 	}
 	if f.env != nil {
 		if err := f.env.Stop(); err != nil {
@@ -90,6 +97,7 @@ func setUp(ctx context.Context, c config) (*fixture, error) {
 	if err != nil {
 		return f, err
 	}
+	f.admin = admin
 	if f.tmp, err = os.MkdirTemp("", "portalbench-"); err != nil {
 		return f, err
 	}
@@ -126,7 +134,7 @@ func setUp(ctx context.Context, c config) (*fixture, error) {
 		direct.clients[i] = hc
 	}
 	pc.users, direct.users = f.users, f.users
-	f.portal, f.direct = pc, direct
+	f.portal, f.direct, f.pc = pc, direct, pc
 	return f, nil
 }
 
@@ -152,6 +160,7 @@ func startPortal(ctx context.Context, f *fixture, rc *rest.Config) (string, erro
 	if err != nil {
 		return "", err
 	}
+	f.server = s
 	f.srv = &http.Server{Handler: s.Handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := f.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -198,7 +207,7 @@ func makeUser(ctx context.Context, admin client.Client, pc *portalClient, adminT
 			return nil, err
 		}
 	}
-	return &user{id: u.ID, namespace: ns.GetName(), token: tok}, nil
+	return &user{id: u.ID, name: name, namespace: ns.GetName(), token: tok}, nil
 }
 
 // create creates o and gives it the status of a healthy object, as Mooring's manager

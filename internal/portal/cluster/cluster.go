@@ -5,12 +5,17 @@ package cluster
 
 import (
 	"fmt"
+	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 )
@@ -37,6 +42,14 @@ type Identity struct {
 type Impersonator struct {
 	base      *rest.Config
 	namespace string
+	// clients keeps each identity's clients for its next requests.
+	clients clientCache
+	// mapper maps kinds to resources for the controller-runtime clients of every
+	// identity: discovery answers everyone alike, so it is asked once, as the portal,
+	// not once per client made.
+	mapperOnce sync.Once
+	mapper     meta.RESTMapper
+	mapperErr  error
 }
 
 // NewImpersonator returns an Impersonator over the portal's own config; usersNamespace
@@ -69,19 +82,61 @@ func (i *Impersonator) Config(id Identity) *rest.Config {
 
 // Dynamic returns a dynamic client acting as id.
 func (i *Impersonator) Dynamic(id Identity) (dynamic.Interface, error) {
-	c, err := dynamic.NewForConfig(i.Config(id))
-	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+	cl := i.clients.of(id)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.dyn == nil {
+		c, err := dynamic.NewForConfig(i.Config(id))
+		if err != nil {
+			return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+		}
+		cl.dyn = c
 	}
-	return c, nil
+	return cl.dyn, nil
 }
 
 // Clientset returns a typed client acting as id.
 func (i *Impersonator) Clientset(id Identity) (kubernetes.Interface, error) {
-	c, err := kubernetes.NewForConfig(i.Config(id))
+	cl := i.clients.of(id)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.cs == nil {
+		c, err := kubernetes.NewForConfig(i.Config(id))
+		if err != nil {
+			return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
+		}
+		cl.cs = c
+	}
+	return cl.cs, nil
+}
+
+// Client returns a controller-runtime client knowing the kinds of kinds, acting as id.
+func (i *Impersonator) Client(id Identity, kinds *runtime.Scheme) (client.Client, error) {
+	i.mapperOnce.Do(func() {
+		hc, err := rest.HTTPClientFor(i.base)
+		if err != nil {
+			i.mapperErr = err
+			return
+		}
+		i.mapper, i.mapperErr = apiutil.NewDynamicRESTMapper(i.base, hc)
+	})
+	if i.mapperErr != nil {
+		return nil, fmt.Errorf("discovery for clients: %w", i.mapperErr)
+	}
+	cl := i.clients.of(id)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if c, ok := cl.ctrl[kinds]; ok {
+		return c, nil
+	}
+	c, err := client.New(i.Config(id), client.Options{Scheme: kinds, Mapper: i.mapper})
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
 	}
+	if cl.ctrl == nil {
+		cl.ctrl = map[*runtime.Scheme]client.Client{}
+	}
+	cl.ctrl[kinds] = c
 	return c, nil
 }
 
@@ -89,12 +144,25 @@ func (i *Impersonator) Clientset(id Identity) (kubernetes.Interface, error) {
 // answer the caller decodes itself (a list parsed once rather than by the dynamic
 // client's several passes). Errors are the API server's, as *apierrors.StatusError.
 func (i *Impersonator) REST(id Identity, gv schema.GroupVersion) (*rest.RESTClient, error) {
+	cl := i.clients.of(id)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if c, ok := cl.rest[gv]; ok {
+		return c, nil
+	}
 	cfg := i.Config(id)
 	cfg.GroupVersion, cfg.APIPath = &gv, "/apis"
+	if gv.Group == "" {
+		cfg.APIPath = "/api"
+	}
 	cfg.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
 	c, err := rest.RESTClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", id.UserName, err)
 	}
+	if cl.rest == nil {
+		cl.rest = map[schema.GroupVersion]*rest.RESTClient{}
+	}
+	cl.rest[gv] = c
 	return c, nil
 }

@@ -47,8 +47,17 @@ func (h *Resources) List(c *gin.Context) {
 		WriteError(c, err)
 		return
 	}
-	l, err := h.Svc.ListPage(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"), page)
-	respond(c, http.StatusOK, l, err)
+	l, err := h.Svc.ListPageJSON(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"), page)
+	respondJSON(c, l, err)
+}
+
+// respondJSON answers 200 with body, JSON made by the service, or the error.
+func respondJSON(c *gin.Context, body []byte, err error) {
+	if err != nil {
+		WriteError(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", body)
 }
 
 // pageOf reads the limit and continue query parameters of a list.
@@ -78,8 +87,8 @@ func (h *Resources) Create(c *gin.Context) {
 
 // Get handles GET /api/v1/namespaces/{ns}/{kind}/{name}.
 func (h *Resources) Get(c *gin.Context) {
-	o, err := h.Svc.Get(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"), c.Param("name"))
-	respond(c, http.StatusOK, o, err)
+	o, err := h.Svc.GetJSON(c.Request.Context(), middleware.Caller(c), c.Param("ns"), c.Param("kind"), c.Param("name"))
+	respondJSON(c, o, err)
 }
 
 // Update handles PUT /api/v1/namespaces/{ns}/{kind}/{name}.

@@ -124,7 +124,14 @@ type Server struct {
 
 	cfg      Config
 	draining atomic.Bool
+	// closeCache stops the cache of Users (see Close).
+	closeCache func()
 }
+
+// Close stops what New started beside the handlers: the watch of Users that
+// authentication reads. Serve calls it when it returns; a Server whose Handler is
+// served otherwise (tests, benchmarks) calls it when done.
+func (s *Server) Close() { s.closeCache() }
 
 // New assembles the portal and loads (or creates) its signing keys.
 func New(ctx context.Context, cfg Config) (*Server, error) {
@@ -152,8 +159,18 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	authz := services.NewAuthz(imp)
 	protected := services.Protected{Portal: []string{cfg.Namespace, cfg.UsersNamespace},
 		Operator: cfg.OperatorNamespace, Listed: cfg.ProtectedNamespaces}
+	userStore, closeCache, err := startUserCache(ctx, store.NewKube(c, cfg.Namespace), rc)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			closeCache()
+		}
+	}()
 	uo := services.UsersOptions{
-		Store: store.NewKube(c, cfg.Namespace),
+		Store: userStore,
 		Issuer: auth.NewIssuer(keys, auth.IssuerOptions{Issuer: cfg.Issuer, Audience: cfg.Audience,
 			AccessTTL: cfg.AccessTTL, RefreshTTL: cfg.RefreshTTL, Now: cfg.Now}),
 		Impersonator:         imp,
@@ -188,7 +205,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	doc := openapi.JSON()
 	metrics := telemetry.NewMetrics()
-	s := &Server{Users: users, Keys: keys, Metrics: metrics, cfg: cfg,
+	s := &Server{Users: users, Keys: keys, Metrics: metrics, cfg: cfg, closeCache: closeCache,
 		MetricsHandler: promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}),
 		Reconciler: controller.Options{Rest: rc, Namespace: cfg.Namespace, Impersonator: imp, Roles: cfg.Roles, Protected: protected,
 			Scheme: Scheme, LeaderElection: cfg.LeaderElection}}
@@ -235,6 +252,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			slog.InfoContext(ctx, "Created the first admin", "user", cfg.AdminUsername)
 		}
 	}
+	started = true
 	return s, nil
 }
 
@@ -245,6 +263,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // Service and Ingress in front of the portal do not expose, so that request counts by
 // route and rate-limit refusals are not public.
 func (s *Server) Serve(ctx context.Context, addr, metricsAddr string, grace time.Duration) error {
+	defer s.Close()
 	mgr, err := controller.NewManager(s.Reconciler)
 	if err != nil {
 		return err

@@ -123,6 +123,7 @@ func newPortal(t testing.TB, change func(*server.Config)) *portal {
 	if err != nil {
 		t.Fatalf("start portal: %v", err)
 	}
+	t.Cleanup(s.Close)
 	hs := httptest.NewServer(s.Handler)
 	t.Cleanup(hs.Close)
 	return &portal{Client: portaltest.New(t, hs.URL, validator), srv: s}

@@ -113,6 +113,8 @@ func TestTeamGrantsReachRBAC(t *testing.T) {
 
 	// A single sign-on account whose groups claim names the team's group is a member.
 	group := "payments-" + name
+	// Logged in before the account is marked single sign-on: a password login to one is refused.
+	ssoTok := p.Login(sso.Username, ssoPw).AccessToken
 	u := &portalv1alpha1.User{}
 	testutil.Update(t, admin, client.ObjectKey{Name: sso.Username}, u, func(o *portalv1alpha1.User) {
 		o.Spec.SSO = &portalv1alpha1.SSOIdentity{Issuer: "https://idp.example.com", Subject: sso.ID}
@@ -121,7 +123,6 @@ func TestTeamGrantsReachRBAC(t *testing.T) {
 	if err := admin.Status().Update(context.Background(), u); err != nil {
 		t.Fatal(err)
 	}
-	ssoTok := p.Login(sso.Username, ssoPw).AccessToken
 	r = p.Do("PATCH", "/api/v1/teams/"+name, adm, models.UpdateTeamRequest{Groups: &[]string{group}})
 	portaltest.Expect(t, r, http.StatusOK, "the admin adds a group")
 	if r.Decode(t, &team); !slices.Equal(team.Groups, []string{group}) {

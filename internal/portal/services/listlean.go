@@ -2,6 +2,8 @@ package services
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,6 +20,33 @@ import (
 // times (its kind, the raw items, the whole list as a map, then each item), which was
 // most of the portal's CPU per list request in hack/portalbench.
 func listLean(ctx context.Context, imp *cluster.Impersonator, id cluster.Identity, gv schema.GroupVersion, namespace, resource string, page Page) (*unstructured.UnstructuredList, error) {
+	raw, err := listRaw(ctx, imp, id, gv, namespace, resource, page)
+	if err != nil {
+		return nil, err
+	}
+	return decodeLeanList(raw)
+}
+
+// listLeanJSON is listLean's list in JSON, made from the API server's bytes without
+// decoding them (leanList) unless an item needs the list's apiVersion and kind.
+func listLeanJSON(ctx context.Context, imp *cluster.Impersonator, id cluster.Identity, gv schema.GroupVersion, namespace, resource string, page Page) ([]byte, error) {
+	raw, err := listRaw(ctx, imp, id, gv, namespace, resource, page)
+	if err != nil {
+		return nil, err
+	}
+	out, err := leanList(raw)
+	if errors.Is(err, errNotLean) {
+		l, err := decodeLeanList(raw)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(l)
+	}
+	return out, err
+}
+
+// listRaw is the API server's answer to a list of resource in namespace as id.
+func listRaw(ctx context.Context, imp *cluster.Impersonator, id cluster.Identity, gv schema.GroupVersion, namespace, resource string, page Page) ([]byte, error) {
 	c, err := imp.REST(id, gv)
 	if err != nil {
 		return nil, err
@@ -29,11 +58,21 @@ func listLean(ctx context.Context, imp *cluster.Impersonator, id cluster.Identit
 	if page.Continue != "" {
 		req = req.Param("continue", page.Continue)
 	}
-	raw, err := req.DoRaw(ctx)
+	return req.DoRaw(ctx)
+}
+
+// getLeanJSON reads the object name as id and returns the API server's JSON of it
+// without its managedFields.
+func getLeanJSON(ctx context.Context, imp *cluster.Impersonator, id cluster.Identity, gv schema.GroupVersion, namespace, resource, name string) ([]byte, error) {
+	c, err := imp.REST(id, gv)
 	if err != nil {
 		return nil, err
 	}
-	return decodeLeanList(raw)
+	raw, err := c.Get().Namespace(namespace).Resource(resource).Name(name).DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return leanObject(raw)
 }
 
 // decodeLeanList turns a list as the API server sends it into an UnstructuredList

@@ -114,6 +114,29 @@ func (r *Resources) ListPage(ctx context.Context, caller *Caller, namespace, kin
 	return listLean(ctx, r.imp, caller.Identity, gvk.GroupVersion(), namespace, kind, page)
 }
 
+// ListPageJSON is ListPage's list as the JSON the API answers, made from the API
+// server's bytes without decoding them.
+func (r *Resources) ListPageJSON(ctx context.Context, caller *Caller, namespace, kind string, page Page) ([]byte, error) {
+	gvk, err := kindIn(namespace, kind)
+	if err != nil {
+		return nil, err
+	}
+	return listLeanJSON(ctx, r.imp, caller.Identity, gvk.GroupVersion(), namespace, kind, page)
+}
+
+// GetJSON is Get's object as the JSON the API answers, made from the API server's
+// bytes without decoding them.
+func (r *Resources) GetJSON(ctx context.Context, caller *Caller, namespace, kind, name string) ([]byte, error) {
+	gvk, err := kindIn(namespace, kind)
+	if err != nil {
+		return nil, err
+	}
+	if err := validName(name); err != nil {
+		return nil, err
+	}
+	return getLeanJSON(ctx, r.imp, caller.Identity, gvk.GroupVersion(), namespace, kind, name)
+}
+
 // Get reads one object.
 func (r *Resources) Get(ctx context.Context, caller *Caller, namespace, kind, name string) (*unstructured.Unstructured, error) {
 	rc, err := r.resource(caller, namespace, kind)

@@ -197,7 +197,12 @@ func (s *Users) withinReuseInterval(current, prev string) bool {
 // holder returns the user a verified token was issued to, or errBadToken when that
 // user is gone, was recreated under the same name, or revoked every token since.
 func (s *Users) holder(ctx context.Context, claims *auth.Claims) (*portalv1alpha1.User, error) {
-	u, err := s.store.Get(ctx, claims.Username)
+	return s.holderIn(ctx, s.store.Get, claims)
+}
+
+// holderIn is holder reading the User with get.
+func (s *Users) holderIn(ctx context.Context, get func(context.Context, string) (*portalv1alpha1.User, error), claims *auth.Claims) (*portalv1alpha1.User, error) {
+	u, err := get(ctx, claims.Username)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errBadToken
 	}

@@ -51,7 +51,11 @@ func (p LockoutPolicy) lockFor(n int32) time.Duration {
 
 // Users registers, authenticates and manages portal accounts.
 type Users struct {
-	store    store.Users
+	store store.Users
+	// cached reads the User for Authenticate from a watch-fed cache when the store has
+	// one (store.CachedReader); nil: from the store.
+	cached   func(context.Context, string) (*portalv1alpha1.User, error)
+	verified verifiedTokens
 	issuer   *auth.Issuer
 	imp      *cluster.Impersonator
 	bindings *Bindings
@@ -113,10 +117,14 @@ func NewUsers(o UsersOptions) *Users {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Users{store: o.Store, issuer: o.Issuer, imp: o.Impersonator, bindings: o.Bindings,
+	s := &Users{store: o.Store, issuer: o.Issuer, imp: o.Impersonator, bindings: o.Bindings,
 		authz: o.Authz, lockout: o.Lockout, maxSession: o.SessionMaxLifetime, reuseInterval: o.RefreshReuseInterval,
 		reserved: normalizeUsername(o.ReservedUsername), protected: o.Protected,
 		noLocalLogin: o.DisableLocalLogin, adminGroup: o.SSOAdminGroup, now: o.Now}
+	if c, ok := o.Store.(store.CachedReader); ok {
+		s.cached = c.GetCached
+	}
+	return s
 }
 
 // ToModel is the API view of u: never a password or hash.
@@ -318,10 +326,22 @@ var failureBackoff = wait.Backoff{Steps: 12, Duration: 10 * time.Millisecond, Fa
 
 // Authenticate returns the caller an access token belongs to, while the token's
 // session lasts.
+//
+// With a cached store the User comes from the watch-fed cache when the cache says yes:
+// the token's holder, generation and session all match. A cache can only lag, so a no
+// from it may be a login or refresh made on another replica moments ago, and is asked
+// again of the API server. A logout, revocation or password change made on another
+// replica therefore ends the session here once the watch delivers it (the watch's
+// delay, see docs/performance.md); one made on this replica holds here at once.
 func (s *Users) Authenticate(ctx context.Context, token string) (*Caller, error) {
-	claims, err := s.issuer.Verify(ctx, token, auth.TypeAccess)
+	claims, err := s.verified.verify(ctx, s.issuer, token, s.now())
 	if err != nil {
 		return nil, errBadToken
+	}
+	if s.cached != nil {
+		if u, err := s.holderIn(ctx, s.cached, claims); err == nil && hasSession(u, claims.Family, s.now()) {
+			return s.caller(u, claims), nil
+		}
 	}
 	u, err := s.holder(ctx, claims)
 	if err != nil {
@@ -330,11 +350,16 @@ func (s *Users) Authenticate(ctx context.Context, token string) (*Caller, error)
 	if !hasSession(u, claims.Family, s.now()) {
 		return nil, errBadToken
 	}
-	return &Caller{User: u, Identity: s.imp.IdentityOf(u.Spec.ID, u.Spec.Role), Session: claims.Family}, nil
+	return s.caller(u, claims), nil
 }
 
-// Logout ends the caller's current session: its refresh token and every access token
-// it issued stop working at once, on every replica. The user's other sessions go on.
+func (s *Users) caller(u *portalv1alpha1.User, claims *auth.Claims) *Caller {
+	return &Caller{User: u, Identity: s.imp.IdentityOf(u.Spec.ID, u.Spec.Role), Session: claims.Family}
+}
+
+// Logout ends the caller's current session: its refresh token stops working at once on
+// every replica, and every access token it issued at once on this one and on the others
+// within their watch's delay (see Authenticate). The user's other sessions go on.
 func (s *Users) Logout(ctx context.Context, caller *Caller) error {
 	if caller.Session == "" {
 		return errBadToken
@@ -386,7 +411,18 @@ func (s *Users) revoke(ctx context.Context, u *portalv1alpha1.User) error {
 // UpdateMe changes the caller's email and, given the current password, the password.
 // A new password revokes every token of the user.
 func (s *Users) UpdateMe(ctx context.Context, caller *Caller, req models.UpdateMeRequest) (models.User, error) {
-	u := caller.User.DeepCopy()
+	// Read live: the caller's User may come from the cache, and a write decided on a
+	// cached copy would fail on its resourceVersion, or lock on stale counts.
+	u, err := s.store.Get(ctx, caller.User.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return models.User{}, errBadToken // deleted since the token was checked
+	}
+	if err != nil {
+		return models.User{}, err
+	}
+	if u.Spec.ID != caller.User.Spec.ID {
+		return models.User{}, errBadToken // recreated under the same name since the token was checked
+	}
 	var bad []models.FieldError
 	if req.Email != nil {
 		bad = append(bad, validateEmail(*req.Email)...)

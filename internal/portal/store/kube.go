@@ -17,7 +17,9 @@ import (
 const hashKey = "hash"
 
 // Kube stores users in the cluster. It reads straight from the API server, never from
-// a cache, so a revocation or lock written by one replica holds on every replica at once.
+// a cache, so a revocation or lock written by one replica holds on every replica at once
+// for whatever reads it (logins, refreshes, writes); Cached adds the cache that
+// authentication reads.
 type Kube struct {
 	c client.Client
 	// namespace holds the password hash Secrets.

@@ -2,14 +2,12 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mooringhq/mooring/internal/plugin"
 	"github.com/mooringhq/mooring/internal/portal/cluster"
@@ -38,9 +36,9 @@ type Impersonated struct {
 // Tree reads the namespace with the plugin's tree code, through a client acting as the
 // caller.
 func (o Impersonated) Tree(ctx context.Context, caller *services.Caller, namespace, kind, name string) (*plugin.Node, []string, error) {
-	c, err := client.New(o.Imp.Config(caller.Identity), client.Options{Scheme: plugin.Scheme})
+	c, err := o.Imp.Client(caller.Identity, plugin.Scheme)
 	if err != nil {
-		return nil, nil, fmt.Errorf("client for %s: %w", caller.Identity.UserName, err)
+		return nil, nil, err
 	}
 	now := time.Now
 	if o.Now != nil {

@@ -12,8 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"github.com/mooringhq/mooring/internal/plugin"
 	"github.com/mooringhq/mooring/internal/portal/cluster"
 	"github.com/mooringhq/mooring/internal/portal/services"
 	"github.com/mooringhq/mooring/internal/testutil"
@@ -113,5 +115,24 @@ func TestImpersonatedLogAndEventsAreTheUsers(t *testing.T) {
 	stranger := impersonatedCaller(imp, "stranger")
 	if _, err := o.Events(ctx, stranger, ns, "App", "web"); !apierrors.IsForbidden(err) {
 		t.Errorf("events as a user without rights: want 403, got %v", err)
+	}
+
+	// The trees' clients (kept per identity, one discovery for all) act as their user.
+	for range 2 {
+		c, err := imp.Client(reader.Identity, plugin.Scheme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil || len(pods.Items) != 1 {
+			t.Fatalf("pods as the reader through its kept client: want web-1, got %d, %v", len(pods.Items), err)
+		}
+	}
+	c, err := imp.Client(stranger.Identity, plugin.Scheme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.List(ctx, &corev1.PodList{}, client.InNamespace(ns)); !apierrors.IsForbidden(err) {
+		t.Errorf("pods as a user without rights through its kept client: want 403, got %v", err)
 	}
 }
