@@ -25,6 +25,12 @@ var (
 	admin client.Client
 )
 
+// listedProtected is a namespace the reconcilers are told to protect
+// (--protected-namespaces) that the admission policies of config/portal do not know, so a
+// Team naming it gets written and the reconciler's own refusal to bind it is what a test
+// sees. (kube-* and the portal's namespaces are refused at admission already.)
+const listedProtected = "protected-by-flag"
+
 func TestMain(m *testing.M) {
 	testutil.Main(m, func(e *testutil.Env) {
 		env = e
@@ -58,7 +64,7 @@ func setup() (func(), error) {
 	}
 	mgr, err := controller.NewManager(controller.Options{Rest: portalConfig, Namespace: devenv.PortalNamespace,
 		Impersonator: cluster.NewImpersonator(portalConfig, cluster.DefaultUsersNamespace), Roles: services.DefaultRoleNames,
-		Scheme: server.Scheme, LeaderElection: true})
+		Protected: services.Protected{Listed: []string{listedProtected}}, Scheme: server.Scheme, LeaderElection: true})
 	if err != nil {
 		return nil, err
 	}

@@ -95,7 +95,7 @@ func TestTeamBindingsFollowMembers(t *testing.T) {
 
 	team := &portalv1alpha1.Team{ObjectMeta: metav1.ObjectMeta{Name: "team-" + uuid.NewString()[:8]},
 		Spec: portalv1alpha1.TeamSpec{Role: "developer", Members: []string{ann.Spec.Username}, Groups: []string{group},
-			Namespaces: []string{nsA, nsB, "kube-public"}}}
+			Namespaces: []string{nsA, nsB, listedProtected}}}
 	if err := admin.Create(ctx, team); err != nil {
 		t.Fatal(err)
 	}
