@@ -122,4 +122,14 @@ func TestEditingAUserDirectlyNeedsBind(t *testing.T) {
 	if err := admin.Update(ctx, &u); err != nil {
 		t.Fatalf("cluster-admin granting admin: %v", err)
 	}
+	// And developer in five namespaces in one edit: asked namespace by namespace, the
+	// policy's authorizer calls went over the API server's CEL cost budget at the third,
+	// and cluster-admin was refused.
+	if err := admin.Get(ctx, key, &u); err != nil {
+		t.Fatal(err)
+	}
+	u.Spec.Role, u.Spec.Namespaces = portalv1alpha1.RoleDeveloper, []string{"d-1", "d-2", "d-3", "d-4", "d-5"}
+	if err := admin.Update(ctx, &u); err != nil {
+		t.Fatalf("cluster-admin granting developer in five namespaces at once: %v", err)
+	}
 }
