@@ -134,7 +134,7 @@ func TestReplicasShareUsersKeysAndLockouts(t *testing.T) {
 	// Logout-all on a revokes b's tokens on b.
 	portaltest.Expect(t, a.Do("POST", "/api/v1/users/me/logout-all", tok.AccessToken, nil), http.StatusNoContent, "logout-all on a")
 	portaltest.Expect(t, a.Do("GET", "/api/v1/users/me", tok.AccessToken, nil), http.StatusUnauthorized, "a revoked token on a, at once")
-	expectEndedOn(t, b, tok.AccessToken, "a revoked token on b, once b's watch brings the revocation")
+	b.ExpectEnded(t, tok.AccessToken, "a revoked token on b, once b's watch brings the revocation")
 	portaltest.Expect(t, b.Do("POST", "/api/v1/token/refresh", "", models.RefreshRequest{RefreshToken: tok.RefreshToken}), http.StatusUnauthorized, "a revoked refresh token on b")
 
 	// Three failures on a lock the account on b too, for the client that failed.
@@ -222,7 +222,7 @@ func TestTwoReplicasRefreshOneTokenOnceWins(t *testing.T) {
 	var fresh models.TokenResponse
 	replies[winner].Decode(t, &fresh)
 	// The loser may be b, whose ending of the session reaches a through a's watch.
-	expectEndedOn(t, a, fresh.AccessToken, "the winner's access token once the loser's reuse ended the session")
+	a.ExpectEnded(t, fresh.AccessToken, "the winner's access token once the loser's reuse ended the session")
 	a.Login(u.Username, pw) // the user can log in again
 }
 

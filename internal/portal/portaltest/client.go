@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mooringhq/mooring/internal/testutil"
+
 	"github.com/mooringhq/mooring/internal/portal/models"
 	"github.com/mooringhq/mooring/internal/portal/openapi/validate"
 )
@@ -173,4 +175,25 @@ func (r Reply) Tokens(t testing.TB, what string) models.TokenResponse {
 	var tok models.TokenResponse
 	r.Decode(t, &tok)
 	return tok
+}
+
+// WatchDelay bounds how long a logout, revocation or password change made on one
+// replica takes to end the session on another: the delay of the watch of Users that
+// authentication reads (docs/performance.md), with room for a loaded test machine.
+const WatchDelay = 10 * time.Second
+
+// ExpectEnded waits until c refuses the access token (401), as a change made on another
+// replica reaches c through its watch of Users; what says which token it is.
+func (c *Client) ExpectEnded(t testing.TB, token, what string) {
+	t.Helper()
+	testutil.Eventually(t, WatchDelay, what+" refused", func() error {
+		r, err := c.TryDo("GET", "/api/v1/users/me", token, nil)
+		if err != nil {
+			return err
+		}
+		if r.Status != http.StatusUnauthorized {
+			return fmt.Errorf("GET /api/v1/users/me answered %d, want 401", r.Status)
+		}
+		return nil
+	})
 }

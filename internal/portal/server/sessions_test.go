@@ -49,7 +49,7 @@ func TestRefreshTokensAreSingleUse(t *testing.T) {
 	portaltest.Expect(t, b.Refresh(first.RefreshToken), http.StatusUnauthorized, "a spent refresh token")
 	portaltest.Expect(t, a.Refresh(third.RefreshToken), http.StatusUnauthorized, "the session's current refresh token after a reuse")
 	// b ended the session; a learns it through its watch of Users.
-	expectEndedOn(t, a, third.AccessToken, "the session's access token after a reuse")
+	a.ExpectEnded(t, third.AccessToken, "the session's access token after a reuse")
 	if !strings.Contains(logs.String(), "Refresh token reused") {
 		t.Fatal("a reuse must be logged as a warning")
 	}

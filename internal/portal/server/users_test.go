@@ -171,7 +171,7 @@ func TestTokensRefreshRevokeAndExpire(t *testing.T) {
 	for name, tk := range map[string]string{"access": other.AccessToken, "same": fresh.AccessToken} {
 		// At once on the replica that revoked, within the watch's delay on the other.
 		portaltest.Expect(t, p.Do("GET", "/api/v1/users/me", tk, nil), http.StatusUnauthorized, name+" token after logout-all")
-		expectEndedOn(t, replica, tk, name+" token after logout-all")
+		replica.ExpectEnded(t, tk, name+" token after logout-all")
 	}
 	portaltest.Expect(t, replica.Do("POST", "/api/v1/token/refresh", "", models.RefreshRequest{RefreshToken: other.RefreshToken}), http.StatusUnauthorized, "refresh after logout-all")
 
