@@ -41,16 +41,7 @@ func newSSOPortal(t *testing.T, h *hydra.Hydra, change func(*server.Config)) *po
 	if change != nil {
 		change(&cfg)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := server.New(ctx, cfg)
-	if err != nil {
-		t.Fatalf("start portal: %v", err)
-	}
-	hs.Config.Handler = s.Handler
-	hs.Start()
-	t.Cleanup(hs.Close)
-	return &portal{Client: portaltest.New(t, hs.URL, validator), srv: s}
+	return serve(t, cfg, hs)
 }
 
 // ssoBrowser is a browser of one person: it keeps cookies and follows no redirect by

@@ -117,6 +117,13 @@ func newPortal(t testing.TB, change func(*server.Config)) *portal {
 	if change != nil {
 		change(&cfg)
 	}
+	return serve(t, cfg, httptest.NewUnstartedServer(nil))
+}
+
+// serve starts a portal of cfg on hs, not started yet (so that a test may know its
+// address first, as a single sign-on provider needs to), and stops both at the end.
+func serve(t testing.TB, cfg server.Config, hs *httptest.Server) *portal {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := server.New(ctx, cfg)
@@ -124,7 +131,8 @@ func newPortal(t testing.TB, change func(*server.Config)) *portal {
 		t.Fatalf("start portal: %v", err)
 	}
 	t.Cleanup(s.Close)
-	hs := httptest.NewServer(s.Handler)
+	hs.Config.Handler = s.Handler
+	hs.Start()
 	t.Cleanup(hs.Close)
 	return &portal{Client: portaltest.New(t, hs.URL, validator), srv: s}
 }
