@@ -107,6 +107,24 @@ func TestEditingAUserDirectlyNeedsBind(t *testing.T) {
 	if strings.Contains(err.Error(), nsA+",") || strings.Contains(err.Error(), " "+nsA+" ") {
 		t.Fatalf("the refusal names %s, where the editor may bind and which it already had: %v", nsA, err)
 	}
+	// More than two new namespaces at once, without bind cluster-wide: a message of ours,
+	// not the API server's about its CEL cost limit (authorizer questions are costly).
+	err = set(portalv1alpha1.RoleDeveloper, nsA, "many-1", "many-2", "many-3")
+	refused(err, "spec.namespaces", "add at most 2 namespaces per edit", "three new namespaces without bind cluster-wide")
+	if strings.Contains(err.Error(), "cost") {
+		t.Fatalf("three new namespaces: want the policy's own message, got the API server's: %v", err)
+	}
+	// Two new namespaces where the editor may bind in both: three authorizer questions
+	// (cluster-wide, then each namespace), within the limit.
+	nsC := env.Namespace(t)
+	for _, ns := range []string{nsB, nsC} {
+		create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: bindDev, Namespace: ns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: bindDev},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: editor}}})
+	}
+	testutil.Eventually(t, 10*time.Second, "developer in two new namespaces the editor may bind in", func() error {
+		return set(portalv1alpha1.RoleDeveloper, nsA, nsB, nsC)
+	})
 	refused(set(portalv1alpha1.RoleAdmin), "spec.role", "mooring-admin", "admin with bind on mooring-developer only")
 	// Taking a role away grants nothing.
 	if err := set(portalv1alpha1.RoleNone); err != nil {

@@ -99,4 +99,11 @@ func TestEditingATeamDirectlyNeedsBind(t *testing.T) {
 	if strings.Contains(err.Error(), nsA) {
 		t.Fatalf("the refusal names %s, which the team already had: %v", nsA, err)
 	}
+	// More than two new namespaces without bind cluster-wide: the policy's own words, not
+	// the API server's about its CEL cost limit.
+	err = set(func(s *portalv1alpha1.TeamSpec) { s.Namespaces = append(s.Namespaces, "many-1", "many-2", "many-3") })
+	refused(err, "add at most 2 namespaces per edit", "three new namespaces without bind cluster-wide")
+	if strings.Contains(err.Error(), "cost") {
+		t.Fatalf("three new namespaces: want the policy's own message, got the API server's: %v", err)
+	}
 }
