@@ -57,14 +57,23 @@ type Permissions interface {
 	Access(ctx context.Context, caller *services.Caller, namespace string) (Access, error)
 }
 
+// CSRFKeys make and check the MACs the forms' CSRF tokens are (auth.Keyring: the
+// signing keys, which every replica shares).
+type CSRFKeys interface {
+	MAC(purpose string, data []byte) ([]byte, error)
+	VerifyMAC(purpose string, data, mac []byte) bool
+}
+
 // Options are the parts the UI works with; Register serves nothing without Accounts,
-// Resources, Permissions and Objects.
+// Resources, Permissions, Objects and CSRFKeys.
 type Options struct {
 	Accounts    Accounts
 	Resources   Resources
 	Permissions Permissions
 	// Objects reads an object page's events, children, pods and logs as the caller.
 	Objects Objects
+	// CSRFKeys derive the forms' CSRF tokens from the session they belong to.
+	CSRFKeys CSRFKeys
 	// Teams manages teams (the Teams page) and tells a user's teams (the account
 	// page); without it neither is shown.
 	Teams Teams
@@ -101,8 +110,8 @@ type UI struct {
 
 // Register serves the UI on r under Prefix, and redirects "/" to it.
 func Register(r *gin.Engine, o Options) error {
-	if o.Accounts == nil || o.Resources == nil || o.Permissions == nil || o.Objects == nil {
-		return fmt.Errorf("ui: Accounts, Resources, Permissions and Objects are required")
+	if o.Accounts == nil || o.Resources == nil || o.Permissions == nil || o.Objects == nil || o.CSRFKeys == nil {
+		return fmt.Errorf("ui: Accounts, Resources, Permissions, Objects and CSRFKeys are required")
 	}
 	if o.SSO != nil && o.SSOAccounts == nil {
 		return fmt.Errorf("ui: SSO needs SSOAccounts")
