@@ -230,6 +230,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		IPLimit:        ipLimit,
 		UserLimit:      userLimit,
 		OpenAPI:        doc,
+		SecureCookies:  cfg.SecureCookies,
 	})
 	if err != nil {
 		return nil, err

@@ -136,7 +136,8 @@ func Register(r *gin.Engine, o Options) error {
 	}
 
 	r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusSeeOther, Prefix+"/") })
-	g := r.Group(Prefix, u.securityHeaders)
+	// The engine's middleware.SecurityHeaders gives every answer its headers.
+	g := r.Group(Prefix)
 	g.StaticFS("/static", http.FS(static))
 
 	perIP := u.rateLimit(o.IPLimit, "ip", middleware.ByClientIP)
@@ -182,28 +183,6 @@ func Register(r *gin.Engine, o Options) error {
 	a.POST("/ns/:ns/:kind/:name/delete", u.remove)
 	a.POST("/ns/:ns/:kind/:name/run", u.runBackup)
 	return nil
-}
-
-// hstsValue keeps browsers on HTTPS for a year (RFC 6797). No includeSubDomains: the
-// portal does not speak for other hosts of its domain.
-const hstsValue = "max-age=31536000"
-
-// securityHeaders sets the headers every UI answer carries: scripts, styles and forms
-// from this origin only, no framing, no sniffing, and no caching of pages; and, when
-// cookies are Secure (the portal is reached over HTTPS), HTTPS only from now on.
-func (u *UI) securityHeaders(c *gin.Context) {
-	h := c.Writer.Header()
-	if u.secure(c) {
-		h.Set("Strict-Transport-Security", hstsValue)
-	}
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "same-origin")
-	if c.Request.Method != http.MethodGet || len(c.Request.URL.Path) < len(Prefix+"/static") || c.Request.URL.Path[:len(Prefix+"/static")] != Prefix+"/static" {
-		h.Set("Cache-Control", "no-store")
-	}
-	c.Next()
 }
 
 func (u *UI) rateLimit(l *ratelimit.Limiter, name string, key func(*gin.Context) string) gin.HandlerFunc {

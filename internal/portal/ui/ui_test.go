@@ -21,6 +21,7 @@ import (
 
 	"github.com/mooringhq/mooring/internal/plugin"
 	"github.com/mooringhq/mooring/internal/portal/auth"
+	"github.com/mooringhq/mooring/internal/portal/middleware"
 	"github.com/mooringhq/mooring/internal/portal/ratelimit"
 )
 
@@ -55,6 +56,7 @@ func newHarnessWith(t *testing.T, change func(*Options)) *harness {
 	if change != nil {
 		change(&o)
 	}
+	r.Use(middleware.SecurityHeaders(o.SecureCookies)) // as routes.New does for the whole portal
 	if err := Register(r, o); err != nil {
 		t.Fatal(err)
 	}
