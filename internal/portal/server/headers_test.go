@@ -78,7 +78,7 @@ func TestEveryAnswerCarriesTheSecurityHeaders(t *testing.T) {
 		seen405 = seen405 || resp.StatusCode == http.StatusMethodNotAllowed
 		h := resp.Header
 		want := map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
-		if strings.HasPrefix(r.path, "/ui/static/") && r.method == http.MethodGet {
+		if strings.HasPrefix(r.path, "/ui/static/") && (r.method == http.MethodGet || r.method == http.MethodHead) {
 			delete(want, "Cache-Control")
 		}
 		for name, v := range want {

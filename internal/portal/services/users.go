@@ -522,7 +522,7 @@ func (s *Users) ListPage(ctx context.Context, caller *Caller, page Page) (models
 	}
 	l, err := s.store.ListPage(ctx, page.Limit, page.Continue)
 	if err != nil {
-		return models.UserList{}, err
+		return models.UserList{}, pageError(page, err)
 	}
 	out := models.UserList{Items: make([]models.User, 0, len(l.Items)),
 		Metadata: models.ListMeta{Continue: l.Continue, RemainingItemCount: l.RemainingItemCount}}
