@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -23,8 +24,19 @@ func (k *Keyring) MAC(purpose string, data []byte) ([]byte, error) {
 }
 
 // VerifyMAC reports whether mac is MAC(purpose, data) under any loaded key, compared in
-// constant time, so a MAC made just before a rotation still verifies.
-func (k *Keyring) VerifyMAC(purpose string, data, mac []byte) bool {
+// constant time, so a MAC made just before a rotation still verifies. A MAC of a key
+// another replica has just added is not known yet: then the Secret is read again, as
+// for a token of an unknown key (at most once per UnknownKeyResync, so made-up MACs
+// cost the API server nothing), and the MAC checked once more.
+func (k *Keyring) VerifyMAC(ctx context.Context, purpose string, data, mac []byte) bool {
+	if k.verifyMAC(purpose, data, mac) {
+		return true
+	}
+	k.resync(ctx)
+	return k.verifyMAC(purpose, data, mac)
+}
+
+func (k *Keyring) verifyMAC(purpose string, data, mac []byte) bool {
 	k.mu.RLock()
 	seeds := make([][]byte, 0, len(k.keys))
 	for _, key := range k.keys {

@@ -25,10 +25,10 @@ func TestMACs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !b.VerifyMAC("ui csrf", []byte("session 1"), mac) {
+	if !b.VerifyMAC(ctx, "ui csrf", []byte("session 1"), mac) {
 		t.Fatal("a MAC of one replica must verify on another")
 	}
-	if b.VerifyMAC("ui csrf", []byte("session 2"), mac) || b.VerifyMAC("other", []byte("session 1"), mac) {
+	if b.VerifyMAC(ctx, "ui csrf", []byte("session 2"), mac) || b.VerifyMAC(ctx, "other", []byte("session 1"), mac) {
 		t.Fatal("a MAC verified for other data or another purpose")
 	}
 	now = now.Add(90 * time.Minute) // past RotateAfter, within Retain
@@ -41,7 +41,16 @@ func TestMACs(t *testing.T) {
 	if newer, _ := a.MAC("ui csrf", []byte("session 1")); string(newer) == string(mac) {
 		t.Fatal("after a rotation the newest key makes MACs")
 	}
-	if !a.VerifyMAC("ui csrf", []byte("session 1"), mac) {
+	if !a.VerifyMAC(ctx, "ui csrf", []byte("session 1"), mac) {
 		t.Fatal("a MAC of the previous key must verify while that key is kept")
+	}
+	// b has not read the new key yet; a MAC made with it makes b read the Secret again
+	// (b's last read was for the made-up MACs above, UnknownKeyResync ago by b's clock).
+	newer, err := a.MAC("ui csrf", []byte("session 3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.VerifyMAC(ctx, "ui csrf", []byte("session 3"), newer) {
+		t.Fatal("a MAC of a key another replica just added must verify after one read of the Secret")
 	}
 }

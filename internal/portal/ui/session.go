@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -164,7 +165,7 @@ func (u *UI) newCSRF(binding string) (string, error) {
 }
 
 // validCSRF reports whether tok is a token the portal made for binding.
-func (u *UI) validCSRF(binding, tok string) bool {
+func (u *UI) validCSRF(ctx context.Context, binding, tok string) bool {
 	data, macText := []byte(binding), tok
 	if binding == "" {
 		nonce, m, ok := strings.Cut(tok, ".")
@@ -180,7 +181,7 @@ func (u *UI) validCSRF(binding, tok string) bool {
 	if err != nil {
 		return false
 	}
-	return u.o.CSRFKeys.VerifyMAC(csrfPurpose, data, mac)
+	return u.o.CSRFKeys.VerifyMAC(ctx, csrfPurpose, data, mac)
 }
 
 // csrfCookie makes sure the browser holds this session's CSRF token (a new one when its
@@ -188,7 +189,7 @@ func (u *UI) validCSRF(binding, tok string) bool {
 func (u *UI) csrfCookie(c *gin.Context) {
 	name, binding := u.csrfCookieName(c), csrfBinding(c)
 	tok, err := c.Cookie(name)
-	if err != nil || !u.validCSRF(binding, tok) {
+	if err != nil || !u.validCSRF(c.Request.Context(), binding, tok) {
 		if tok, err = u.newCSRF(binding); err != nil {
 			u.fail(c, err)
 			c.Abort()
@@ -215,7 +216,7 @@ func (u *UI) checkCSRF(c *gin.Context) {
 	}
 	cookie, err := c.Cookie(u.csrfCookieName(c))
 	form := c.PostForm(csrfField)
-	ok := err == nil && subtle.ConstantTimeCompare([]byte(cookie), []byte(form)) == 1 && u.validCSRF(csrfBinding(c), form)
+	ok := err == nil && subtle.ConstantTimeCompare([]byte(cookie), []byte(form)) == 1 && u.validCSRF(c.Request.Context(), csrfBinding(c), form)
 	if origin := c.GetHeader("Origin"); ok && origin != "" && origin != "null" {
 		if o, err := url.Parse(origin); err != nil || o.Host != c.Request.Host {
 			ok = false

@@ -61,7 +61,7 @@ type Permissions interface {
 // signing keys, which every replica shares).
 type CSRFKeys interface {
 	MAC(purpose string, data []byte) ([]byte, error)
-	VerifyMAC(purpose string, data, mac []byte) bool
+	VerifyMAC(ctx context.Context, purpose string, data, mac []byte) bool
 }
 
 // Options are the parts the UI works with; Register serves nothing without Accounts,
