@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Argon2id parameters: the first OWASP recommendation for Argon2id (19 MiB of memory,
@@ -63,16 +64,21 @@ func deriveKey(ctx context.Context, password, salt []byte, iterations, memory ui
 // ErrMismatch is returned when a password does not match its hash.
 var ErrMismatch = errors.New("password does not match")
 
-// HashPassword returns the password's Argon2id hash in the PHC string format
-// ($argon2id$v=19$m=...,t=...,p=...$salt$hash), which carries its own parameters so
-// they can be raised later without breaking stored hashes. It waits for a hashing slot
-// (MaxConcurrentHashes) while ctx lasts.
+// NormalizePassword is the form of a password that is hashed and compared: Unicode
+// NFC, as NIST SP 800-63B (5.1.1.2) asks, so that "é" typed as one code point or as
+// "e" and a combining accent (keyboards and operating systems differ) is one password.
+func NormalizePassword(password string) string { return norm.NFC.String(password) }
+
+// HashPassword returns the Argon2id hash of the password's normal form
+// (NormalizePassword) in the PHC string format ($argon2id$v=19$m=...,t=...,p=...$salt$hash),
+// which carries its own parameters so they can be raised later without breaking
+// stored hashes. It waits for a hashing slot (MaxConcurrentHashes) while ctx lasts.
 func HashPassword(ctx context.Context, password string) (string, error) {
 	salt := make([]byte, saltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("read salt: %w", err)
 	}
-	key, err := deriveKey(ctx, []byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	key, err := deriveKey(ctx, []byte(NormalizePassword(password)), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
 	if err != nil {
 		return "", err
 	}
@@ -80,9 +86,27 @@ func HashPassword(ctx context.Context, password string) (string, error) {
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
 }
 
-// CheckPassword compares password with a hash made by HashPassword in constant time. It
-// waits for a hashing slot (MaxConcurrentHashes) while ctx lasts.
-func CheckPassword(ctx context.Context, hash, password string) error {
+// CheckPassword compares password with a hash made by HashPassword in constant time:
+// its normal form first, then, for a password that is not in normal form, the bytes
+// as typed, which is how hashes were made before passwords were normalised. stale
+// says that the second matched: the caller should store HashPassword(password) in
+// place of hash. Either way the work depends only on the password given, not on the
+// hash, so an unknown user (BurnPasswordCheck) costs the same. It waits for a hashing
+// slot (MaxConcurrentHashes) while ctx lasts.
+func CheckPassword(ctx context.Context, hash, password string) (stale bool, err error) {
+	normal := NormalizePassword(password)
+	err = checkPassword(ctx, hash, normal)
+	if !errors.Is(err, ErrMismatch) || normal == password {
+		return false, err
+	}
+	if err := checkPassword(ctx, hash, password); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// checkPassword compares password, as it is, with hash.
+func checkPassword(ctx context.Context, hash, password string) error {
 	parts := strings.Split(hash, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
 		return errors.New("unsupported password hash format")
@@ -127,5 +151,5 @@ var dummyHash = sync.OnceValue(func() string {
 
 // BurnPasswordCheck spends the time of one password check; see dummyHash.
 func BurnPasswordCheck(ctx context.Context, password string) {
-	_ = CheckPassword(ctx, dummyHash(), password)
+	_, _ = CheckPassword(ctx, dummyHash(), password)
 }

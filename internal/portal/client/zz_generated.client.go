@@ -2190,7 +2190,7 @@ type ListAppsParams struct {
 	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Continue the metadata.continue of the previous page
+	// Continue the metadata.continue of the previous page; a token no list gave answers 400 (code BadRequest, field continue), an expired one 410
 	Continue *Continue `form:"continue,omitempty" json:"continue,omitempty"`
 }
 
@@ -2205,7 +2205,7 @@ type ListBackupsParams struct {
 	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Continue the metadata.continue of the previous page
+	// Continue the metadata.continue of the previous page; a token no list gave answers 400 (code BadRequest, field continue), an expired one 410
 	Continue *Continue `form:"continue,omitempty" json:"continue,omitempty"`
 }
 
@@ -2220,7 +2220,7 @@ type ListCacheInstancesParams struct {
 	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Continue the metadata.continue of the previous page
+	// Continue the metadata.continue of the previous page; a token no list gave answers 400 (code BadRequest, field continue), an expired one 410
 	Continue *Continue `form:"continue,omitempty" json:"continue,omitempty"`
 }
 
@@ -2235,7 +2235,7 @@ type ListDatabaseClustersParams struct {
 	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Continue the metadata.continue of the previous page
+	// Continue the metadata.continue of the previous page; a token no list gave answers 400 (code BadRequest, field continue), an expired one 410
 	Continue *Continue `form:"continue,omitempty" json:"continue,omitempty"`
 }
 
@@ -2250,7 +2250,7 @@ type ListEventsParams struct {
 	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Continue the metadata.continue of the previous page
+	// Continue the metadata.continue of the previous page; a token no list gave answers 400 (code BadRequest, field continue), an expired one 410
 	Continue *Continue `form:"continue,omitempty" json:"continue,omitempty"`
 }
 
@@ -2259,7 +2259,7 @@ type ListUsersParams struct {
 	// Limit at most this many items (1 to 500); all when absent
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Continue the metadata.continue of the previous page
+	// Continue the metadata.continue of the previous page; a token no list gave answers 400 (code BadRequest, field continue), an expired one 410
 	Continue *Continue `form:"continue,omitempty" json:"continue,omitempty"`
 }
 

@@ -32,10 +32,23 @@ func readBody(c *gin.Context) ([]byte, error) {
 	return data, nil
 }
 
-// bindJSON decodes the body into dst strictly: one JSON object, no unknown fields, each
-// field of the right type; the error names the field.
-func bindJSON(c *gin.Context, dst any) error {
+// readJSON reads the body and checks it as every JSON body is checked (checkJSON): one
+// value, no key twice, numbers that fit.
+func readJSON(c *gin.Context) ([]byte, error) {
 	data, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkJSON(data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// bindJSON decodes the body into dst strictly: one JSON object, no key twice, no unknown
+// fields, each field of the right type; the error names the field.
+func bindJSON(c *gin.Context, dst any) error {
+	data, err := readJSON(c)
 	if err != nil {
 		return err
 	}

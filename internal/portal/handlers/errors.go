@@ -59,6 +59,8 @@ func errorBody(ctx context.Context, err error) (int, models.ErrorBody) {
 			return fail(http.StatusNotFound, CodeNotFound, se.Message, se.Fields...)
 		case services.KindConflict:
 			return fail(http.StatusConflict, CodeConflict, se.Message, se.Fields...)
+		case services.KindBadRequest:
+			return fail(http.StatusBadRequest, CodeBadRequest, se.Message, se.Fields...)
 		}
 	}
 	var re *requestError

@@ -37,6 +37,10 @@ func TestErrorsKeepTheAPIServersAnswer(t *testing.T) {
 		"service invalid": {&services.Error{Kind: services.KindInvalid, Message: "bad", Fields: []models.FieldError{{Field: "email", Message: "bad"}}}, 422, CodeValidation, []string{"email"}},
 		"unauthorized":    {&services.Error{Kind: services.KindUnauthorized, Message: "no"}, 401, CodeUnauthorized, nil},
 		"internal":        {errors.New("etcd is on fire"), 500, CodeInternal, nil},
+		// A cause that names no field is in the message already; it is no field error.
+		"no field": {apierrors.NewGenericServerResponse(403, "get", gr, "web", "unknown", 0, true), 403, "Forbidden", nil},
+		"bad continue token": {&services.Error{Kind: services.KindBadRequest, Message: "continue: bad",
+			Fields: []models.FieldError{{Field: "continue", Message: "bad"}}}, 400, CodeBadRequest, []string{"continue"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -58,8 +62,8 @@ func TestErrorsKeepTheAPIServersAnswer(t *testing.T) {
 			for _, f := range body.Error.Fields {
 				got = append(got, f.Field)
 			}
-			if strings.Join(got, ",") != strings.Join(tc.wantFields, ",") {
-				t.Fatalf("fields: want %v, got %v", tc.wantFields, got)
+			if len(got) != len(tc.wantFields) || strings.Join(got, ",") != strings.Join(tc.wantFields, ",") {
+				t.Fatalf("fields: want %q, got %q", tc.wantFields, got)
 			}
 			if strings.Contains(w.Body.String(), "etcd is on fire") {
 				t.Fatal("an internal error's text must stay in the log, not reach the client")

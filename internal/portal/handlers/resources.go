@@ -19,7 +19,7 @@ type Resources struct {
 }
 
 func (h *Resources) body(c *gin.Context) (map[string]any, bool) {
-	data, err := readBody(c)
+	data, err := readJSON(c)
 	if err != nil {
 		WriteError(c, err)
 		return nil, false
@@ -103,7 +103,7 @@ func (h *Resources) Update(c *gin.Context) {
 
 // Patch handles PATCH /api/v1/namespaces/{ns}/{kind}/{name} with a JSON merge patch.
 func (h *Resources) Patch(c *gin.Context) {
-	data, err := readBody(c)
+	data, err := readJSON(c)
 	if err != nil {
 		WriteError(c, err)
 		return

@@ -33,6 +33,9 @@ type Options struct {
 	IPLimit, UserLimit *ratelimit.Limiter
 	// OpenAPI is the API's OpenAPI document in JSON.
 	OpenAPI []byte
+	// SecureCookies says the portal is reached over HTTPS (behind a TLS-terminating
+	// proxy): every answer then asks browsers to keep to HTTPS.
+	SecureCookies bool
 }
 
 // New returns the portal's router.
@@ -45,6 +48,9 @@ func New(o Options) (*gin.Engine, error) {
 	r.HandleMethodNotAllowed = true
 	r.NoRoute(handlers.NotFound)
 	r.NoMethod(handlers.MethodNotAllowed)
+	// First, so that every answer carries them: a panic's, a 404's and a 405's too
+	// (gin runs the engine's middleware before NoRoute and NoMethod).
+	r.Use(middleware.SecurityHeaders(o.SecureCookies))
 	r.Use(gin.CustomRecovery(func(c *gin.Context, _ any) {
 		handlers.WriteError(c, fmt.Errorf("panic serving %s", c.FullPath()))
 	}))
@@ -54,7 +60,7 @@ func New(o Options) (*gin.Engine, error) {
 	r.GET("/healthz", o.Health.Healthz)
 	r.GET("/readyz", o.Health.Readyz)
 
-	api := r.Group("/api/v1", middleware.APIHeaders())
+	api := r.Group("/api/v1")
 	api.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", o.OpenAPI) })
 
 	perIP := middleware.RateLimit(o.IPLimit, "ip", middleware.ByClientIP, o.Metrics, handlers.TooManyRequests)

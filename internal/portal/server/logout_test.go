@@ -63,6 +63,12 @@ func TestUILogoutEndsTheSession(t *testing.T) {
 	if code := post("/ui/login", url.Values{"username": {u.Username}, "password": {pw}}); code != http.StatusSeeOther {
 		t.Fatalf("log in to the UI: %d", code)
 	}
+	// As a browser follows the redirect: a page of the session gives it the session's
+	// CSRF token, which the logout form needs.
+	if resp, err = browser.Get(p.URL + "/ui/"); err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
 	refresh := cookie("mooring_refresh")
 	if refresh == "" || len(sessionsOf(t, u.Username)) != 1 {
 		t.Fatal("logging in to the UI left no refresh cookie or no session")

@@ -191,7 +191,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Bindings: uo.Bindings, Protected: protected})
 	resources := services.NewResources(imp, authz).WithTeams(teams)
 	ssoInfo := models.SSOInfo{LocalLogin: !cfg.DisableLocalLogin}
-	uio := ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp}, Objects: ui.Impersonated{Imp: imp},
+	uio := ui.Options{Accounts: users, Resources: resources, Permissions: ui.RulesReview{Imp: imp}, Objects: ui.Impersonated{Imp: imp}, CSRFKeys: keys,
 		SecureCookies: cfg.SecureCookies, DisableLocalLogin: cfg.DisableLocalLogin}
 	if cfg.SSO.Enabled() {
 		p, err := sso.New(cfg.SSO, sso.Options{HTTPClient: cfg.SSOHTTPClient, Now: cfg.Now})
@@ -230,6 +230,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		IPLimit:        ipLimit,
 		UserLimit:      userLimit,
 		OpenAPI:        doc,
+		SecureCookies:  cfg.SecureCookies,
 	})
 	if err != nil {
 		return nil, err

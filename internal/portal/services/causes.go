@@ -19,7 +19,9 @@ var leadingPath = regexp.MustCompile(`^(?:[A-Z][a-z]+ value: )?(?:null: )?((?:me
 
 // FieldErrors turns the causes of an API server error into the request's field errors.
 // A cause without a field (the API server writes "<nil>") gets the field its message
-// names first, or none; it never reaches a client as "<nil>".
+// names first; one that names none is left out (its words are in the status message
+// already: the API server builds that from every cause), so no field error reaches a
+// client with an empty field or "<nil>".
 func FieldErrors(st metav1.Status) []models.FieldError {
 	if st.Details == nil {
 		return nil
@@ -32,6 +34,9 @@ func FieldErrors(st metav1.Status) []models.FieldError {
 			if m := leadingPath.FindStringSubmatch(c.Message); m != nil {
 				f = m[1]
 			}
+		}
+		if f == "" {
+			continue
 		}
 		out = append(out, models.FieldError{Field: f, Message: c.Message})
 	}

@@ -16,6 +16,9 @@ const (
 	KindForbidden
 	KindNotFound
 	KindConflict
+	// KindBadRequest is a request that cannot be understood, such as a list's continue
+	// token that no list gave.
+	KindBadRequest
 )
 
 // Error is an error a service returns on purpose, with the fields it concerns.

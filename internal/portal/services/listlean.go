@@ -58,7 +58,8 @@ func listRaw(ctx context.Context, imp *cluster.Impersonator, id cluster.Identity
 	if page.Continue != "" {
 		req = req.Param("continue", page.Continue)
 	}
-	return req.DoRaw(ctx)
+	raw, err := cluster.DoRaw(ctx, req)
+	return raw, pageError(page, err)
 }
 
 // getLeanJSON reads the object name as id and returns the API server's JSON of it
@@ -68,7 +69,7 @@ func getLeanJSON(ctx context.Context, imp *cluster.Impersonator, id cluster.Iden
 	if err != nil {
 		return nil, err
 	}
-	raw, err := c.Get().Namespace(namespace).Resource(resource).Name(name).DoRaw(ctx)
+	raw, err := cluster.DoRaw(ctx, c.Get().Namespace(namespace).Resource(resource).Name(name))
 	if err != nil {
 		return nil, err
 	}

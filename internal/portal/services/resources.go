@@ -259,7 +259,7 @@ func (r *Resources) EventsPage(ctx context.Context, caller *Caller, namespace st
 	}
 	l, err := cs.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{Limit: page.Limit, Continue: page.Continue})
 	if err != nil {
-		return nil, err
+		return nil, pageError(page, err)
 	}
 	if l.Items == nil {
 		l.Items = []corev1.Event{} // a list, never null

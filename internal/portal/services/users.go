@@ -277,7 +277,7 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 	if err != nil {
 		return models.TokenResponse{}, err
 	}
-	checkErr := auth.CheckPassword(ctx, hash, req.Password)
+	stale, checkErr := auth.CheckPassword(ctx, hash, req.Password)
 	if ctx.Err() != nil {
 		return models.TokenResponse{}, ctx.Err() // gave up waiting for a hashing slot: not a failed login
 	}
@@ -293,7 +293,26 @@ func (s *Users) Login(ctx context.Context, req models.LoginRequest) (models.Toke
 		}
 		return models.TokenResponse{}, errBadCredentials
 	}
+	if stale {
+		s.upgradeHash(ctx, u, req.Password)
+	}
 	return s.startSession(ctx, u)
+}
+
+// upgradeHash replaces a hash made before passwords were normalised, which password
+// has just matched as typed, with the hash of its normal form, so that the password
+// logs in whichever Unicode form is typed from now on. A failure leaves the old hash,
+// which still works: the login goes on and the next one tries again.
+func (s *Users) upgradeHash(ctx context.Context, u *portalv1alpha1.User, password string) {
+	hash, err := auth.HashPassword(ctx, password)
+	if err == nil {
+		err = s.store.SetPasswordHash(ctx, u, hash)
+	}
+	if err != nil {
+		slog.ErrorContext(ctx, "Upgrading a password hash to the normalised form failed; the old one stays", "user", u.Name, "err", err)
+		return
+	}
+	slog.InfoContext(ctx, "Upgraded a password hash to the normalised (NFC) form", "user", u.Name)
 }
 
 // recordFailure counts a failed login or current-password check of client in the
@@ -452,7 +471,8 @@ func (s *Users) UpdateMe(ctx context.Context, caller *Caller, req models.UpdateM
 		if err != nil {
 			return models.User{}, err
 		}
-		if err := auth.CheckPassword(ctx, hash, *req.CurrentPassword); err != nil {
+		// A stale hash needs no upgrade here: the new password replaces it below.
+		if _, err := auth.CheckPassword(ctx, hash, *req.CurrentPassword); err != nil {
 			if ctx.Err() != nil {
 				return models.User{}, ctx.Err()
 			}
@@ -502,7 +522,7 @@ func (s *Users) ListPage(ctx context.Context, caller *Caller, page Page) (models
 	}
 	l, err := s.store.ListPage(ctx, page.Limit, page.Continue)
 	if err != nil {
-		return models.UserList{}, err
+		return models.UserList{}, pageError(page, err)
 	}
 	out := models.UserList{Items: make([]models.User, 0, len(l.Items)),
 		Metadata: models.ListMeta{Continue: l.Continue, RemainingItemCount: l.RemainingItemCount}}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mooringhq/mooring/internal/portal/auth"
 	"github.com/mooringhq/mooring/internal/portal/models"
 )
 
@@ -37,7 +38,8 @@ func validateEmail(email string) []models.FieldError {
 }
 
 func validatePassword(name, pw string) []models.FieldError {
-	n := utf8.RuneCountInString(pw)
+	// Counted in the form that is hashed: "é" is one character however it was typed.
+	n := utf8.RuneCountInString(auth.NormalizePassword(pw))
 	if n < MinPasswordLen || n > MaxPasswordLen {
 		return []models.FieldError{field(name, "must be %d to %d characters long, got %d", MinPasswordLen, MaxPasswordLen, n)}
 	}

@@ -21,12 +21,13 @@ import (
 	"github.com/mooringhq/mooring/internal/portal/services"
 )
 
-// fakeAccounts keeps users in memory; tokens are "access-<user>-<gen>" and
-// "refresh-<user>-<gen>", revoked by bumping gen.
+// fakeAccounts keeps users in memory; tokens are "access-<user>-<gen>-<session>" and
+// "refresh-<user>-<gen>-<session>", revoked by bumping gen; each login is a session.
 type fakeAccounts struct {
-	mu      sync.Mutex
-	users   map[string]*fakeUser
-	updates []models.UpdateUserRequest
+	mu       sync.Mutex
+	sessions int
+	users    map[string]*fakeUser
+	updates  []models.UpdateUserRequest
 	// expired makes access tokens fail, so that the refresh token is used.
 	expired bool
 	// logouts counts the calls of Logout.
@@ -48,9 +49,10 @@ func (f *fakeAccounts) add(name, pw string, role portalv1alpha1.Role, ns ...stri
 		ID: "id-" + name, Username: name, Email: name + "@example.com", Role: role, Namespaces: ns}}}
 }
 
-func (f *fakeAccounts) pair(name string) models.TokenResponse {
+func (f *fakeAccounts) pair(name string, session int) models.TokenResponse {
 	g := f.users[name].gen
-	return models.TokenResponse{AccessToken: fmt.Sprintf("access-%s-%d", name, g), RefreshToken: fmt.Sprintf("refresh-%s-%d", name, g), TokenType: "Bearer", ExpiresIn: 60}
+	return models.TokenResponse{AccessToken: fmt.Sprintf("access-%s-%d-%d", name, g, session),
+		RefreshToken: fmt.Sprintf("refresh-%s-%d-%d", name, g, session), TokenType: "Bearer", ExpiresIn: 60}
 }
 
 var errBadLogin = &services.Error{Kind: services.KindUnauthorized, Message: "invalid username or password"}
@@ -71,30 +73,41 @@ func (f *fakeAccounts) Login(_ context.Context, req models.LoginRequest) (models
 	if !ok || u.pw != req.Password {
 		return models.TokenResponse{}, errBadLogin
 	}
-	return f.pair(req.Username), nil
+	f.sessions++
+	return f.pair(req.Username, f.sessions), nil
 }
 
-func (f *fakeAccounts) parse(token, typ string) (*fakeUser, error) {
+// parse returns the user and session of a token.
+func (f *fakeAccounts) parse(token, typ string) (*fakeUser, int, error) {
 	rest, ok := strings.CutPrefix(token, typ+"-")
 	i := strings.LastIndex(rest, "-")
 	if !ok || i < 0 {
-		return nil, errBadLogin
+		return nil, 0, errBadLogin
+	}
+	var session int
+	if _, err := fmt.Sscan(rest[i+1:], &session); err != nil {
+		return nil, 0, errBadLogin
+	}
+	rest = rest[:i]
+	i = strings.LastIndex(rest, "-")
+	if i < 0 {
+		return nil, 0, errBadLogin
 	}
 	u, ok := f.users[rest[:i]]
 	if !ok || fmt.Sprint(u.gen) != rest[i+1:] {
-		return nil, errBadLogin
+		return nil, 0, errBadLogin
 	}
-	return u, nil
+	return u, session, nil
 }
 
 func (f *fakeAccounts) Refresh(_ context.Context, req models.RefreshRequest) (models.TokenResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	u, err := f.parse(req.RefreshToken, "refresh")
+	u, session, err := f.parse(req.RefreshToken, "refresh")
 	if err != nil {
 		return models.TokenResponse{}, err
 	}
-	return f.pair(u.u.Spec.Username), nil
+	return f.pair(u.u.Spec.Username, session), nil
 }
 
 func (f *fakeAccounts) Authenticate(_ context.Context, token string) (*services.Caller, error) {
@@ -103,11 +116,11 @@ func (f *fakeAccounts) Authenticate(_ context.Context, token string) (*services.
 	if f.expired {
 		return nil, errBadLogin
 	}
-	u, err := f.parse(token, "access")
+	u, session, err := f.parse(token, "access")
 	if err != nil {
 		return nil, err
 	}
-	return &services.Caller{User: u.u.DeepCopy()}, nil
+	return &services.Caller{User: u.u.DeepCopy(), Session: fmt.Sprint("session-", session)}, nil
 }
 
 func (f *fakeAccounts) UpdateMe(_ context.Context, c *services.Caller, req models.UpdateMeRequest) (models.User, error) {

@@ -69,7 +69,7 @@ func (o Impersonated) Log(ctx context.Context, caller *services.Caller, namespac
 	if err != nil {
 		return "", err
 	}
-	b, err := cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{TailLines: ptr.To(lines), LimitBytes: ptr.To(logBytes)}).DoRaw(ctx)
+	b, err := cluster.DoRaw(ctx, cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{TailLines: ptr.To(lines), LimitBytes: ptr.To(logBytes)}))
 	if err != nil {
 		return "", err
 	}

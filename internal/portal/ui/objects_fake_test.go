@@ -20,6 +20,8 @@ type fakeObjects struct {
 	trees  map[string]*plugin.Node // by "ns/Kind/name"
 	logs   map[string]string       // by "ns/pod"
 	noLogs map[string]bool         // user names
+	// logErrs are the errors of log reads, by "ns/pod".
+	logErrs map[string]error
 	// read are the pods whose logs were read, "ns/pod".
 	read []string
 	// calls counts every call.
@@ -55,6 +57,9 @@ func (f *fakeObjects) Log(_ context.Context, c *services.Caller, ns, pod string,
 	f.read = append(f.read, ns+"/"+pod)
 	if f.noLogs[c.User.Spec.Username] {
 		return "", apierrors.NewForbidden(schema.GroupResource{Resource: "pods/log"}, pod, nil)
+	}
+	if err := f.logErrs[ns+"/"+pod]; err != nil {
+		return "", err
 	}
 	return f.logs[ns+"/"+pod], nil
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -45,7 +46,10 @@ type logView struct {
 	Lines []string
 	// NotAllowed is set when RBAC refused pods/log to the caller.
 	NotAllowed bool
-	// Error is any other reason there are no lines (e.g. the node cannot serve logs).
+	// NoNodeLogs is set when the pod's node serves no logs (a simulated node, a node
+	// whose kubelet is gone): Error then says so, with the API server's words.
+	NoNodeLogs bool
+	// Error is any other reason there are no lines.
 	Error string
 }
 
@@ -180,12 +184,16 @@ func pickPod(pods []podLine, asked string) string {
 }
 
 // makeLog is what the page shows of a log read: its last lines, "not allowed" for a
-// 403, or the API server's reason otherwise.
+// 403, that the pod's node serves no logs, or the API server's reason otherwise.
 func makeLog(pod, text string, err error) *logView {
 	l := &logView{Pod: pod}
+	var st apierrors.APIStatus
 	switch {
 	case apierrors.IsForbidden(err):
 		l.NotAllowed = true
+	case errors.As(err, &st) && nodeServesNoLogs(st.Status()):
+		l.NoNodeLogs = true
+		l.Error = "This pod's node serves no logs (the API server could not read them from it: " + st.Status().Message + ")."
 	case err != nil:
 		// Only the API server's own message is shown; anything else may carry the
 		// portal's internals.
@@ -204,6 +212,23 @@ func makeLog(pod, text string, err error) *logView {
 		}
 	}
 	return l
+}
+
+// nodeServesNoLogs tells from the API server's answer to a log read that the pod's node
+// did not serve the log. The API server reads a pod's log from the kubelet of the pod's
+// node (a pod on no node has an empty log, read without error): when it cannot reach
+// one, as for kwok's simulated nodes, which run no kubelet, it fails the request itself
+// with a server error (500, "dial tcp ...: connection refused", or 502 to 504), or with
+// 404 when the pod's Node object is gone. The API server's own refusals of the request
+// (403, 400 for a container the pod lacks, 404 for the pod) are not about the node.
+func nodeServesNoLogs(st metav1.Status) bool {
+	switch {
+	case st.Code >= 500 && st.Code <= 504:
+		return true
+	case st.Code == 404 && st.Details != nil && st.Details.Kind == "nodes":
+		return true
+	}
+	return false
 }
 
 // objectInput is what an object page is built from, each read as the caller.

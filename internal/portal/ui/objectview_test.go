@@ -239,6 +239,19 @@ func TestObjectPageLogNotAllowed(t *testing.T) {
 	wantNotIn(t, a.body, "object page without pods/log", "listening on :80")
 }
 
+// TestObjectPageLogOfANodeWithoutLogs: the API server's error for a log it could not
+// read from the pod's node (here as it answers for a simulated node) is said in words.
+func TestObjectPageLogOfANodeWithoutLogs(t *testing.T) {
+	h := newHarness(t)
+	seedObjectPage(h)
+	h.obj.logErrs = map[string]error{"team-a/web-5d8f-a": &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+		Code: http.StatusInternalServerError, Reason: metav1.StatusReasonInternalError,
+		Message: `Get "https://10.0.0.7:10250/containerLogs/team-a/web-5d8f-a/web": dial tcp 10.0.0.7:10250: connect: connection refused`}}}
+	a := h.as("dev").get(Prefix + "/ns/team-a/apps/web")
+	wantStatus(t, a, http.StatusOK, "object page of a pod on a node without logs")
+	wantIn(t, a.body, "object page of a pod on a node without logs", `id="log-no-node-logs"`, "This pod&#39;s node serves no logs", "connection refused")
+}
+
 func TestObjectPageOfAMissingObjectOrKind(t *testing.T) {
 	h := newHarness(t)
 	seedObjectPage(h)

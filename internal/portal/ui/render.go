@@ -134,7 +134,8 @@ func describe(ctx context.Context, err error) problem {
 	case errors.As(err, &se):
 		p.Message = se.Message
 		p.Status = map[services.Kind]int{services.KindInvalid: http.StatusUnprocessableEntity, services.KindUnauthorized: http.StatusUnauthorized,
-			services.KindForbidden: http.StatusForbidden, services.KindNotFound: http.StatusNotFound, services.KindConflict: http.StatusConflict}[se.Kind]
+			services.KindForbidden: http.StatusForbidden, services.KindNotFound: http.StatusNotFound, services.KindConflict: http.StatusConflict,
+			services.KindBadRequest: http.StatusBadRequest}[se.Kind]
 		for _, f := range se.Fields {
 			add(f.Field, f.Message)
 		}

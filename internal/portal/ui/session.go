@@ -1,11 +1,13 @@
 package ui
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -20,6 +22,8 @@ const (
 	accessCookie  = "mooring_access"
 	refreshCookie = "mooring_refresh"
 	csrfCookie    = "mooring_csrf"
+	// csrfHostCookie is the CSRF cookie's name where cookies are Secure.
+	csrfHostCookie = "__Host-" + csrfCookie
 	// csrfField is the hidden form field that must equal the CSRF cookie.
 	csrfField = "csrf"
 )
@@ -94,34 +98,125 @@ func byUser(c *gin.Context) string {
 	return "ip:" + c.ClientIP()
 }
 
-// csrfCookie makes sure the browser holds a CSRF token and makes it available to
-// templates.
+// CSRF tokens are derived from what they protect, so that nobody can plant one: a
+// cookie and a form field that merely agree (the double-submit check alone) would pass
+// with any value someone who can set a cookie for the portal's host chose.
+//
+//   - In a session, the token is HMAC(key, the session's id): the session (token
+//     family) outlives its refreshes and ends at logout, so the token holds for every
+//     page of one login and no other.
+//   - Before one (the login and register forms), there is no session to bind to: the
+//     token is a random nonce and HMAC(key, nonce), which only the portal can make.
+//     Someone could fetch such a pair and plant it, but a post from another site
+//     carries its Origin, which is refused.
+//
+// The key is the signing keys' (CSRFKeys, shared by every replica through their
+// Secret). The cookie must equal the field too, and over HTTPS it is named
+// __Host-mooring_csrf: browsers then take it only from this host, over HTTPS, for
+// the path "/" (RFC 6265bis), so a sibling subdomain cannot set it. Tokens are checked
+// in constant time; only UI pages and forms compute one, never an API request.
+
+// csrfPurpose keys the CSRF MACs apart from anything else the keys make.
+const csrfPurpose = "ui csrf"
+
+// csrfLen is the length of a session's token: 32 bytes of HMAC-SHA256, base64url.
+var csrfLen = base64.RawURLEncoding.EncodedLen(32)
+
+// csrfNonceLen is the length of the nonce of a token made before a session exists.
+var csrfNonceLen = base64.RawURLEncoding.EncodedLen(16)
+
+// csrfCookieName is __Host-mooring_csrf where cookies are Secure, else mooring_csrf
+// (the prefix demands Secure, so a plain-HTTP portal cannot use it).
+func (u *UI) csrfCookieName(c *gin.Context) string {
+	if u.secure(c) {
+		return csrfHostCookie
+	}
+	return csrfCookie
+}
+
+// csrfBinding is what a token of this request is derived from: the caller's session,
+// or "" before one.
+func csrfBinding(c *gin.Context) string {
+	if cl := caller(c); cl != nil && cl.Session != "" {
+		return "session\x00" + cl.Session
+	}
+	return ""
+}
+
+// newCSRF makes a token for binding.
+func (u *UI) newCSRF(binding string) (string, error) {
+	if binding != "" {
+		mac, err := u.o.CSRFKeys.MAC(csrfPurpose, []byte(binding))
+		if err != nil {
+			return "", err
+		}
+		return base64.RawURLEncoding.EncodeToString(mac), nil
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	nonce := base64.RawURLEncoding.EncodeToString(b)
+	mac, err := u.o.CSRFKeys.MAC(csrfPurpose, []byte("nonce\x00"+nonce))
+	if err != nil {
+		return "", err
+	}
+	return nonce + "." + base64.RawURLEncoding.EncodeToString(mac), nil
+}
+
+// validCSRF reports whether tok is a token the portal made for binding.
+func (u *UI) validCSRF(ctx context.Context, binding, tok string) bool {
+	data, macText := []byte(binding), tok
+	if binding == "" {
+		nonce, m, ok := strings.Cut(tok, ".")
+		if !ok || len(nonce) != csrfNonceLen {
+			return false
+		}
+		data, macText = []byte("nonce\x00"+nonce), m
+	}
+	if len(macText) != csrfLen {
+		return false
+	}
+	mac, err := base64.RawURLEncoding.DecodeString(macText)
+	if err != nil {
+		return false
+	}
+	return u.o.CSRFKeys.VerifyMAC(ctx, csrfPurpose, data, mac)
+}
+
+// csrfCookie makes sure the browser holds this session's CSRF token (a new one when its
+// cookie holds none, or one of another session) and makes it available to templates.
 func (u *UI) csrfCookie(c *gin.Context) {
-	tok, err := c.Cookie(csrfCookie)
-	if err != nil || len(tok) < 32 {
-		b := make([]byte, 32)
-		if _, err := rand.Read(b); err != nil {
+	name, binding := u.csrfCookieName(c), csrfBinding(c)
+	tok, err := c.Cookie(name)
+	if err != nil || !u.validCSRF(c.Request.Context(), binding, tok) {
+		if tok, err = u.newCSRF(binding); err != nil {
 			u.fail(c, err)
 			c.Abort()
 			return
 		}
-		tok = base64.RawURLEncoding.EncodeToString(b)
-		u.setCookie(c, csrfCookie, tok, 0)
+		path := Prefix
+		if name == csrfHostCookie {
+			path = "/" // the __Host- prefix demands it
+		}
+		http.SetCookie(c.Writer, &http.Cookie{Name: name, Value: tok, Path: path,
+			HttpOnly: true, Secure: u.secure(c), SameSite: http.SameSiteStrictMode})
 	}
 	c.Set(csrfKey, tok)
 	c.Next()
 }
 
-// checkCSRF refuses a form post whose csrf field does not match the cookie, or that
-// names another origin. GETs change nothing and pass.
+// checkCSRF refuses a form post whose csrf field is not this session's token (or,
+// before a session, one the portal made), does not equal the cookie, or that names
+// another origin. GETs change nothing and pass.
 func (u *UI) checkCSRF(c *gin.Context) {
 	if c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead {
 		c.Next()
 		return
 	}
-	cookie, err := c.Cookie(csrfCookie)
+	cookie, err := c.Cookie(u.csrfCookieName(c))
 	form := c.PostForm(csrfField)
-	ok := err == nil && cookie != "" && subtle.ConstantTimeCompare([]byte(cookie), []byte(form)) == 1
+	ok := err == nil && subtle.ConstantTimeCompare([]byte(cookie), []byte(form)) == 1 && u.validCSRF(c.Request.Context(), csrfBinding(c), form)
 	if origin := c.GetHeader("Origin"); ok && origin != "" && origin != "null" {
 		if o, err := url.Parse(origin); err != nil || o.Host != c.Request.Host {
 			ok = false

@@ -40,7 +40,10 @@ func (f *fakeSSO) Finish(_ context.Context, cookie string, q url.Values) (sso.Id
 type fakeSSOAccounts struct{ acc *fakeAccounts }
 
 func (f fakeSSOAccounts) LoginSSO(_ context.Context, id sso.Identity) (models.TokenResponse, error) {
-	return f.acc.pair(id.Subject), nil
+	f.acc.mu.Lock()
+	defer f.acc.mu.Unlock()
+	f.acc.sessions++
+	return f.acc.pair(id.Subject, f.acc.sessions), nil
 }
 
 func ssoHarness(t *testing.T, local bool) (*harness, *fakeSSO) {
@@ -93,7 +96,7 @@ func TestSSOLandsOnlyOnLocalPages(t *testing.T) {
 		if a.status != http.StatusOK || !strings.Contains(a.body, `content="0;url=`+want+`"`) {
 			t.Errorf("landing %q: got %d: %s; want a page moving on to %s", landing, a.status, a.body, want)
 		}
-		if b.cookie("mooring_access") != "access-nobody-0" {
+		if !strings.HasPrefix(b.cookie("mooring_access"), "access-nobody-0-") {
 			t.Errorf("landing %q: no session cookie after the callback", landing)
 		}
 		b.c.Jar.SetCookies(mustURL(t, h.srv.URL+"/ui/sso/"), []*http.Cookie{{Name: "mooring_sso", Value: "sealed-flow", Path: "/ui/sso"}})

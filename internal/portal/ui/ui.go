@@ -57,14 +57,23 @@ type Permissions interface {
 	Access(ctx context.Context, caller *services.Caller, namespace string) (Access, error)
 }
 
+// CSRFKeys make and check the MACs the forms' CSRF tokens are (auth.Keyring: the
+// signing keys, which every replica shares).
+type CSRFKeys interface {
+	MAC(purpose string, data []byte) ([]byte, error)
+	VerifyMAC(ctx context.Context, purpose string, data, mac []byte) bool
+}
+
 // Options are the parts the UI works with; Register serves nothing without Accounts,
-// Resources, Permissions and Objects.
+// Resources, Permissions, Objects and CSRFKeys.
 type Options struct {
 	Accounts    Accounts
 	Resources   Resources
 	Permissions Permissions
 	// Objects reads an object page's events, children, pods and logs as the caller.
 	Objects Objects
+	// CSRFKeys derive the forms' CSRF tokens from the session they belong to.
+	CSRFKeys CSRFKeys
 	// Teams manages teams (the Teams page) and tells a user's teams (the account
 	// page); without it neither is shown.
 	Teams Teams
@@ -101,8 +110,8 @@ type UI struct {
 
 // Register serves the UI on r under Prefix, and redirects "/" to it.
 func Register(r *gin.Engine, o Options) error {
-	if o.Accounts == nil || o.Resources == nil || o.Permissions == nil || o.Objects == nil {
-		return fmt.Errorf("ui: Accounts, Resources, Permissions and Objects are required")
+	if o.Accounts == nil || o.Resources == nil || o.Permissions == nil || o.Objects == nil || o.CSRFKeys == nil {
+		return fmt.Errorf("ui: Accounts, Resources, Permissions, Objects and CSRFKeys are required")
 	}
 	if o.SSO != nil && o.SSOAccounts == nil {
 		return fmt.Errorf("ui: SSO needs SSOAccounts")
@@ -127,7 +136,8 @@ func Register(r *gin.Engine, o Options) error {
 	}
 
 	r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusSeeOther, Prefix+"/") })
-	g := r.Group(Prefix, u.securityHeaders)
+	// The engine's middleware.SecurityHeaders gives every answer its headers.
+	g := r.Group(Prefix)
 	g.StaticFS("/static", http.FS(static))
 
 	perIP := u.rateLimit(o.IPLimit, "ip", middleware.ByClientIP)
@@ -173,28 +183,6 @@ func Register(r *gin.Engine, o Options) error {
 	a.POST("/ns/:ns/:kind/:name/delete", u.remove)
 	a.POST("/ns/:ns/:kind/:name/run", u.runBackup)
 	return nil
-}
-
-// hstsValue keeps browsers on HTTPS for a year (RFC 6797). No includeSubDomains: the
-// portal does not speak for other hosts of its domain.
-const hstsValue = "max-age=31536000"
-
-// securityHeaders sets the headers every UI answer carries: scripts, styles and forms
-// from this origin only, no framing, no sniffing, and no caching of pages; and, when
-// cookies are Secure (the portal is reached over HTTPS), HTTPS only from now on.
-func (u *UI) securityHeaders(c *gin.Context) {
-	h := c.Writer.Header()
-	if u.secure(c) {
-		h.Set("Strict-Transport-Security", hstsValue)
-	}
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "same-origin")
-	if c.Request.Method != http.MethodGet || len(c.Request.URL.Path) < len(Prefix+"/static") || c.Request.URL.Path[:len(Prefix+"/static")] != Prefix+"/static" {
-		h.Set("Cache-Control", "no-store")
-	}
-	c.Next()
 }
 
 func (u *UI) rateLimit(l *ratelimit.Limiter, name string, key func(*gin.Context) string) gin.HandlerFunc {

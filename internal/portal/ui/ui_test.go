@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"crypto/tls"
 	"io"
 	"net/http"
@@ -16,7 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
 	"github.com/mooringhq/mooring/internal/plugin"
+	"github.com/mooringhq/mooring/internal/portal/auth"
+	"github.com/mooringhq/mooring/internal/portal/middleware"
 	"github.com/mooringhq/mooring/internal/portal/ratelimit"
 )
 
@@ -47,10 +52,11 @@ func newHarnessWith(t *testing.T, change func(*Options)) *harness {
 	r := gin.New()
 	h.obj = &fakeObjects{res: h.res, trees: map[string]*plugin.Node{}, logs: map[string]string{}, noLogs: map[string]bool{}}
 	o := Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, Objects: h.obj, IPLimit: h.limit, UserLimit: h.limit,
-		Now: fixedNow(time.Now())}
+		CSRFKeys: testKeys(t), Now: fixedNow(time.Now())}
 	if change != nil {
 		change(&o)
 	}
+	r.Use(middleware.SecurityHeaders(o.SecureCookies)) // as routes.New does for the whole portal
 	if err := Register(r, o); err != nil {
 		t.Fatal(err)
 	}
@@ -141,12 +147,17 @@ func (b *browser) csrf() string {
 	return b.cookie(csrfCookie)
 }
 
+// login logs in as a browser does: it opens the login page (which gives it a token for
+// the form), posts the form and follows the redirect to a page of the new session
+// (which gives it the session's token).
 func (b *browser) login(user, pw string) {
 	b.h.t.Helper()
+	b.get(Prefix + "/login")
 	a := b.post(Prefix+"/login", url.Values{"username": {user}, "password": {pw}})
 	if a.status != http.StatusSeeOther {
 		b.h.t.Fatalf("log in as %s: want 303, got %d: %s", user, a.status, a.body)
 	}
+	b.get(a.location)
 }
 
 func (h *harness) as(user string) *browser {
@@ -236,6 +247,7 @@ func TestLoginSessionAndLogout(t *testing.T) {
 
 	// Open redirects are refused.
 	b.login("dev", "developer password")
+	b.get(Prefix + "/login")
 	a = b.post(Prefix+"/login", url.Values{"username": {"dev"}, "password": {"developer password"}, "next": {"//evil.example/ui/"}})
 	if a.location != Prefix+"/" {
 		t.Fatalf("want a foreign next ignored, got %q", a.location)
@@ -267,10 +279,19 @@ func TestSecureCookiesOverPlainHTTP(t *testing.T) {
 			t.Errorf("SecureCookies %v: Strict-Transport-Security %q", secure, got)
 		}
 		// A client that keeps to plain HTTP never sends Secure cookies back, so the
-		// CSRF cookie goes by hand.
-		tok := strings.Repeat("c", 43)
+		// CSRF cookie the login page set goes by hand.
+		name := map[bool]string{true: csrfHostCookie, false: csrfCookie}[secure]
+		var tok string
+		for _, c := range page.header.Values("Set-Cookie") {
+			if v, ok := strings.CutPrefix(c, name+"="); ok {
+				tok, _, _ = strings.Cut(v, ";")
+				if secure && !strings.Contains(c, "Path=/;") {
+					t.Errorf("the %s cookie must have the path / (the prefix demands it): %q", name, c)
+				}
+			}
+		}
 		login := h.browser().post(Prefix+"/login", url.Values{"username": {"dev"}, "password": {"developer password"}, "csrf": {tok}},
-			"Cookie", csrfCookie+"="+tok)
+			"Cookie", name+"="+tok)
 		wantStatus(t, login, http.StatusSeeOther, "log in")
 		cookies := append(page.header.Values("Set-Cookie"), login.header.Values("Set-Cookie")...)
 		names := map[string]bool{}
@@ -281,7 +302,7 @@ func TestSecureCookiesOverPlainHTTP(t *testing.T) {
 				t.Errorf("SecureCookies %v: cookie %q is Secure: %v", secure, c, got)
 			}
 		}
-		for _, name := range []string{csrfCookie, accessCookie, refreshCookie} {
+		for _, name := range []string{map[bool]string{true: csrfHostCookie, false: csrfCookie}[secure], accessCookie, refreshCookie} {
 			if !names[name] {
 				t.Errorf("SecureCookies %v: no %s cookie set", secure, name)
 			}
@@ -672,7 +693,7 @@ func TestRateLimitIsShared(t *testing.T) {
 	h.limit = ratelimit.New(2, time.Minute, nil)
 	r := gin.New()
 	if err := Register(r, Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, Objects: h.obj, IPLimit: h.limit, UserLimit: h.limit,
-		Now: fixedNow(time.Now())}); err != nil {
+		CSRFKeys: testKeys(t), Now: fixedNow(time.Now())}); err != nil {
 		t.Fatal(err)
 	}
 	h.srv = httptest.NewServer(r)
@@ -687,6 +708,17 @@ func TestRateLimitIsShared(t *testing.T) {
 	if last.header.Get("Retry-After") == "" {
 		t.Fatal("want Retry-After on 429")
 	}
+}
+
+// testKeys are signing keys in a Secret of a fake client: the CSRF tokens' keys.
+func testKeys(t *testing.T) *auth.Keyring {
+	t.Helper()
+	keys := auth.NewKeyring(fake.NewClientBuilder().Build(), auth.KeyringOptions{Namespace: "p", Name: "keys",
+		RotateAfter: time.Hour, Retain: 2 * time.Hour})
+	if err := keys.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }
 
 // fixedNow stops the clock, so that ages (and with them the live part's ETag) do not
