@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/engine"
@@ -42,6 +43,14 @@ const (
 	adminVolume      = "admin-secret"
 	appVolume        = "app-secret"
 )
+
+// Children are the cluster's children besides its StatefulSet, in apply order: the
+// headless, primary and read-only Services and the binding ConfigMap. The StatefulSet is
+// Sync's to add: a refused volume expansion builds it with the volumes' old size, and a
+// Bitnami-era one is kept as it is.
+func Children(db *v1beta1.DatabaseCluster) []client.Object {
+	return []client.Object{HeadlessService(db), PrimaryService(db), ReadOnlyService(db), BindingConfigMap(db)}
+}
 
 // HeadlessServiceName names the Service that gives each pod a DNS name.
 func HeadlessServiceName(db *v1beta1.DatabaseCluster) string { return db.Name + "-headless" }

@@ -117,7 +117,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		return ctrl.Result{}, err
 	}
 	legacy := live != nil && isBitnamiStatefulSet(live)
-	children := []client.Object{HeadlessService(db), PrimaryService(db), ReadOnlyService(db), BindingConfigMap(db)}
+	children := Children(db)
 	if legacy {
 		if err := s.Keep(live); err != nil {
 			return ctrl.Result{}, err
