@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/controller/availability"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -181,11 +182,5 @@ func PodDisruptionBudget(c *mooringv1.CacheInstance) *policyv1.PodDisruptionBudg
 	if replicas(c) <= 1 {
 		return nil
 	}
-	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Labels: engine.Labels(Component, c.Name)},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: engine.SelectorLabels(Component, c.Name)},
-		},
-	}
+	return availability.DisruptionBudget(Component, c.Name)
 }
