@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/controller/availability"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -40,12 +41,7 @@ func spreadAndRollSafely(d *appsv1.Deployment) {
 		Type:          appsv1.RollingUpdateDeploymentStrategyType,
 		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: ptr.To(intstr.FromInt32(0))},
 	}
-	d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
-		MaxSkew:           1,
-		TopologyKey:       corev1.LabelHostname,
-		WhenUnsatisfiable: corev1.ScheduleAnyway,
-		LabelSelector:     d.Spec.Selector.DeepCopy(),
-	}}
+	d.Spec.Template.Spec.TopologySpreadConstraints = availability.SpreadOverNodes(Component, d.Name)
 }
 
 // PodDisruptionBudget lets voluntary disruptions (node drains) take one pod at a time;
@@ -54,13 +50,7 @@ func PodDisruptionBudget(app *mooringv1.App) *policyv1.PodDisruptionBudget {
 	if !HighlyAvailable(app) {
 		return nil
 	}
-	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Labels: engine.Labels(Component, app.Name)},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: engine.SelectorLabels(Component, app.Name)},
-		},
-	}
+	return availability.DisruptionBudget(Component, app.Name)
 }
 
 // HorizontalPodAutoscaler scales the App's Deployment; nil without spec.autoscaling.

@@ -1,8 +1,6 @@
 package app
 
 import (
-	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,16 +11,17 @@ import (
 	"sigs.k8s.io/yaml"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/controller/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current builders")
 
 // Apps that use none of the optional fields must keep producing exactly the children they
 // produced before those fields existed: the golden files were written by the builders of
 // that time (commit "app: golden children of Apps without the optional fields") and are
 // never rewritten by a change that adds a field. They were rewritten once on purpose, when
 // every App's container started meeting the restricted Pod Security Standard (capabilities
-// drop ALL, runAsNonRoot).
+// drop ALL, runAsNonRoot). "highly-available" was written before the availability defaults
+// moved to package availability (shared with caches and databases), which must not change
+// them.
 func TestChildrenWithoutOptionalFieldsUnchanged(t *testing.T) {
 	sample := &mooringv1.App{}
 	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "samples", "mooring_v1_app.yaml"))
@@ -44,26 +43,14 @@ func TestChildrenWithoutOptionalFieldsUnchanged(t *testing.T) {
 			a.Spec.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
 			a.Spec.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
 		}),
+		"highly-available": newApp(func(a *mooringv1.App) {
+			a.Spec.HighAvailability = ptr.To(true)
+			a.Spec.Port = ptr.To[int32](8080)
+		}),
 	}
 	for name, a := range apps {
 		t.Run(name, func(t *testing.T) {
-			got, err := json.MarshalIndent(Children(a, Resolved{}), "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			file := filepath.Join("testdata", name+".golden.json")
-			if *update {
-				if err := os.WriteFile(file, append(got, '\n'), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(want) != string(got)+"\n" {
-				t.Errorf("children of %s changed:\n got %s\nwant %s", name, got, want)
-			}
+			golden.JSON(t, filepath.Join("testdata", name+".golden.json"), Children(a, Resolved{}))
 		})
 	}
 }

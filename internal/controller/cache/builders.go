@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
+	"github.com/mooringhq/mooring/internal/controller/availability"
 	"github.com/mooringhq/mooring/internal/engine"
 )
 
@@ -48,6 +49,12 @@ const (
 func replicas(c *mooringv1.CacheInstance) int32 {
 	return ptr.Deref(c.Spec.Replicas, mooringv1.DefaultCacheReplicas)
 }
+
+// highlyAvailable reports whether the cache gets the availability defaults: pods that
+// prefer one per node and a PodDisruptionBudget. With one replica there is nothing to
+// spread, and a budget would only block a drain. (Going from one replica to more, or back,
+// changes the pod template, so the Deployment replaces its pods once.)
+func highlyAvailable(c *mooringv1.CacheInstance) bool { return replicas(c) > 1 }
 
 func memoryMB(c *mooringv1.CacheInstance) int32 {
 	return ptr.Deref(c.Spec.MemoryMB, mooringv1.DefaultCacheMemoryMB)
@@ -134,7 +141,7 @@ func Deployment(c *mooringv1.CacheInstance) *appsv1.Deployment {
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
 	}
-	return &appsv1.Deployment{
+	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Labels: engine.Labels(Component, c.Name)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(replicas(c)),
@@ -155,6 +162,11 @@ func Deployment(c *mooringv1.CacheInstance) *appsv1.Deployment {
 			},
 		},
 	}
+	if highlyAvailable(c) {
+		// Replicas on one node would all go with it: a cold cache at once.
+		d.Spec.Template.Spec.TopologySpreadConstraints = availability.SpreadOverNodes(Component, c.Name)
+	}
+	return d
 }
 
 // Service is headless: its DNS name resolves to the IP of every ready replica, because
@@ -176,16 +188,10 @@ func Service(c *mooringv1.CacheInstance) *corev1.Service {
 }
 
 // PodDisruptionBudget lets a node drain take one replica at a time, so most of the cache
-// stays warm; nil with a single replica, where it would only block the drain.
+// stays warm; nil with a single replica.
 func PodDisruptionBudget(c *mooringv1.CacheInstance) *policyv1.PodDisruptionBudget {
-	if replicas(c) <= 1 {
+	if !highlyAvailable(c) {
 		return nil
 	}
-	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: c.Name, Labels: engine.Labels(Component, c.Name)},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: engine.SelectorLabels(Component, c.Name)},
-		},
-	}
+	return availability.DisruptionBudget(Component, c.Name)
 }

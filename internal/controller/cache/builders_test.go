@@ -250,7 +250,9 @@ func TestService(t *testing.T) {
 	}
 }
 
-func TestPodDisruptionBudget(t *testing.T) {
+// The availability defaults come together: with more than one replica, the pods prefer
+// one per node (selecting the cache's own pods) and a budget lets drains take one at a time.
+func TestPodDisruptionBudgetAndSpread(t *testing.T) {
 	tests := map[string]struct {
 		replicas *int32
 		want     bool
@@ -262,6 +264,16 @@ func TestPodDisruptionBudget(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := newCache(func(c *mooringv1.CacheInstance) { c.Spec.Replicas = tt.replicas })
+			spread := Deployment(c).Spec.Template.Spec.TopologySpreadConstraints
+			if (len(spread) > 0) != tt.want {
+				t.Errorf("topology spread %+v, want one: %v", spread, tt.want)
+			}
+			for _, tsc := range spread {
+				if tsc.TopologyKey != corev1.LabelHostname || tsc.WhenUnsatisfiable != corev1.ScheduleAnyway ||
+					!maps.Equal(tsc.LabelSelector.MatchLabels, Deployment(c).Spec.Selector.MatchLabels) {
+					t.Errorf("topology spread %+v, want a soft one on the hostname over the Deployment's selector", tsc)
+				}
+			}
 			pdb := PodDisruptionBudget(c)
 			if (pdb != nil) != tt.want {
 				t.Fatalf("PodDisruptionBudget = %v, want one: %v", pdb, tt.want)

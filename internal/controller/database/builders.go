@@ -10,8 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/controller/availability"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/instance"
 )
@@ -42,6 +44,18 @@ const (
 	adminVolume      = "admin-secret"
 	appVolume        = "app-secret"
 )
+
+// Children are the cluster's children besides its StatefulSet, in apply order: the
+// headless, primary and read-only Services, the binding ConfigMap and, with more than one
+// instance, the PodDisruptionBudget. The StatefulSet is Sync's to add: a refused volume
+// expansion builds it with the volumes' old size, and a Bitnami-era one is kept as it is.
+func Children(db *v1beta1.DatabaseCluster) []client.Object {
+	out := []client.Object{HeadlessService(db), PrimaryService(db), ReadOnlyService(db), BindingConfigMap(db)}
+	if pdb := PodDisruptionBudget(db); pdb != nil {
+		out = append(out, pdb)
+	}
+	return out
+}
 
 // HeadlessServiceName names the Service that gives each pod a DNS name.
 func HeadlessServiceName(db *v1beta1.DatabaseCluster) string { return db.Name + "-headless" }
@@ -155,9 +169,13 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: engine.Labels(Component, db.Name)},
 				Spec: corev1.PodSpec{
-					InitContainers:                []corev1.Container{install},
-					Containers:                    []corev1.Container{container},
-					Volumes:                       volumes,
+					InitContainers: []corev1.Container{install},
+					Containers:     []corev1.Container{container},
+					Volumes:        volumes,
+					// Instances on one node would all go with it. Also with one instance,
+					// so that adding a replica does not change the template (which would
+					// restart the primary to add it).
+					TopologySpreadConstraints:     availability.SpreadOverNodes(Component, db.Name),
 					AutomountServiceAccountToken:  ptr.To(false),
 					TerminationGracePeriodSeconds: ptr.To[int64](terminationGrace),
 					// The official images' database users are 999:999; the volume is

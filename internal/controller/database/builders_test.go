@@ -9,8 +9,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
@@ -195,6 +197,70 @@ func TestBindingConfigMap(t *testing.T) {
 			if st := bindingStatus(db); st.Name != "orders-binding" || st.SecretName != "orders-credentials" {
 				t.Errorf("status.binding = %+v", st)
 			}
+		})
+	}
+}
+
+// Every cluster's pods prefer one per node, counting only the cluster's own database pods;
+// with more than one instance, a budget lets a drain take one of them at a time (never the
+// primary and a replica at once), and a single instance has none (it would only say
+// nothing, or hold the node's drains).
+func TestSpreadAndDisruptionBudget(t *testing.T) {
+	tests := map[string]struct {
+		instances  int32
+		wantBudget bool
+	}{
+		"one instance":   {instances: 1, wantBudget: false},
+		"two instances":  {instances: 2, wantBudget: true},
+		"five instances": {instances: 5, wantBudget: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			db := newDB(v1beta1.PostgreSQL, func(d *v1beta1.DatabaseCluster) { d.Spec.ReplicaCount = tt.instances })
+			sts, err := StatefulSet(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			podLabels := labels.Set(sts.Spec.Template.Labels)
+			jobPods := []labels.Set{labels.Set(engine.Labels(credentialsComponent, db.Name)), labels.Set(engine.Labels(restoreComponent, db.Name))}
+			selects := func(what string, sel *metav1.LabelSelector) {
+				t.Helper()
+				s, err := metav1.LabelSelectorAsSelector(sel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !s.Matches(podLabels) {
+					t.Errorf("%s selector %s does not select the database pods %v", what, s, podLabels)
+				}
+				for _, l := range jobPods {
+					if s.Matches(l) {
+						t.Errorf("%s selector %s selects a Job's pod %v", what, s, l)
+					}
+				}
+			}
+			spread := sts.Spec.Template.Spec.TopologySpreadConstraints
+			if len(spread) != 1 || spread[0].TopologyKey != corev1.LabelHostname || spread[0].WhenUnsatisfiable != corev1.ScheduleAnyway || spread[0].MaxSkew != 1 {
+				t.Fatalf("topology spread %+v, want one soft constraint of maxSkew 1 on the hostname", spread)
+			}
+			selects("spread", spread[0].LabelSelector)
+
+			pdb := PodDisruptionBudget(db)
+			var inChildren *policyv1.PodDisruptionBudget
+			for _, c := range Children(db) {
+				if p, ok := c.(*policyv1.PodDisruptionBudget); ok {
+					inChildren = p
+				}
+			}
+			if (pdb != nil) != tt.wantBudget || (inChildren != nil) != tt.wantBudget {
+				t.Fatalf("a budget: %v, among the children: %v; want one: %v", pdb != nil, inChildren != nil, tt.wantBudget)
+			}
+			if pdb == nil {
+				return
+			}
+			if pdb.Name != db.Name || pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.MinAvailable != nil {
+				t.Errorf("budget %s %+v, want %s with maxUnavailable 1 over all instances", pdb.Name, pdb.Spec, db.Name)
+			}
+			selects("budget", pdb.Spec.Selector)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,9 +51,10 @@ type Handler struct {
 	Instances *InstanceClient
 }
 
-// Owned lists the kinds of a cluster's children that the engine applies and prunes. The
-// credentials Secret is not among them: it is created once and never pruned.
-var Owned = []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}}
+// Owned lists the kinds of a cluster's children that the engine applies and prunes (the
+// PodDisruptionBudget goes when the cluster drops to one instance). The credentials Secret
+// is not among them: it is created once and never pruned.
+var Owned = []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{}}
 
 // Cached lists further kinds Mooring reads from the cache by its labels: the data PVCs.
 var Cached = []client.Object{&corev1.PersistentVolumeClaim{}}
@@ -117,7 +119,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		return ctrl.Result{}, err
 	}
 	legacy := live != nil && isBitnamiStatefulSet(live)
-	children := []client.Object{HeadlessService(db), PrimaryService(db), ReadOnlyService(db), BindingConfigMap(db)}
+	children := Children(db)
 	if legacy {
 		if err := s.Keep(live); err != nil {
 			return ctrl.Result{}, err
