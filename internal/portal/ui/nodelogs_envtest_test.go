@@ -80,7 +80,7 @@ func TestLogOfAPodWhoseNodeServesNoLogs(t *testing.T) {
 			return fmt.Errorf("want the log read refused (no kubelet behind the node), got the log %q", text)
 		}
 		if l = makeLog("web-1", text, err); l.NotAllowed {
-			return fmt.Errorf("want the log read to pass RBAC, got %v", err)
+			return fmt.Errorf("want the log read to pass RBAC, got %w", err)
 		}
 		return nil
 	}); perr != nil {

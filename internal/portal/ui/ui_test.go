@@ -15,10 +15,9 @@ import (
 	"github.com/gin-gonic/gin"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
 	"github.com/mooringhq/mooring/internal/plugin"
 	"github.com/mooringhq/mooring/internal/portal/auth"
 	"github.com/mooringhq/mooring/internal/portal/middleware"
