@@ -315,8 +315,8 @@ func TestTreeShowsWhatTheBuildersMake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply(db, database.HeadlessService(db), database.PrimaryService(db), database.ReadOnlyService(db), database.BindingConfigMap(db), sts,
-		database.CredentialsJob(db, "0123456789abcdef"), database.RestoreJob(db, backup))
+	apply(db, database.Children(db)...)
+	apply(db, sts, database.CredentialsJob(db, "0123456789abcdef"), database.RestoreJob(db, backup))
 	vol, claim := database.SnapshotVolume(db, nil, map[string]bool{})
 	create(db, database.CredentialsSecret(db, "pw"), database.AdminSecret(db, "pw"), database.FinalSnapshotJob(db, vol), claim)
 	// The StatefulSet controller makes a volume per claim template and pod, with the
