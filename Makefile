@@ -155,7 +155,7 @@ fuzz: ## Fuzz longer than `make test` (which runs only the seeds): each conversi
 	go test -run '^$$' -fuzz '^FuzzChildrenValid$$' -fuzztime $$(( $(FUZZ_EXECS) / 10 ))x ./internal/controller
 
 .PHONY: bench
-bench: tools ## Benchmark against envtest (hack/opbench): 1000 and 100 CacheInstances against the API server's floor, and 1000 beside unrelated Secrets and ConfigMaps; table and JSON in bin/bench.
+bench: tools ## Benchmark against envtest (hack/opbench): 1000 and 100 CacheInstances and 2000 Apps against the API server's floor, and 1000 CacheInstances beside unrelated Secrets and ConfigMaps; one table, JSON in bin/bench.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) hack/bench/run.sh bench
 
 .PHONY: bench-fleet
