@@ -100,7 +100,13 @@ TEST_PARALLEL ?= 4
 E2E_BINS    = MOORING_OPERATOR_BIN=$(CURDIR)/bin/mooring MOORING_PORTAL_BIN=$(CURDIR)/bin/mooring-portal
 # Every tier's go test writes JSON into hack/testreport: failures as they happen, then each
 # package's time and the ten slowest tests.
-GO_TEST     = go test $(GO_TEST_FLAGS) -p $(TEST_P) -parallel $(TEST_PARALLEL) -json
+# The packages whose tests start PostgreSQL or MariaDB servers (internal/instance,
+# internal/dump, internal/controller/database) run with a plain Debian machine's PATH and
+# Go's directory (their TestMain applies MOORING_DB_TEST_PATH: internal/testutil/dbserver),
+# so that no test passes only where the machine links a server onto PATH. It costs
+# nothing: the same run, with another PATH.
+DB_TEST_PATH = /usr/sbin:/usr/bin:/sbin:/bin:$(shell go env GOROOT)/bin
+GO_TEST     = MOORING_DB_TEST_PATH=$(DB_TEST_PATH) go test $(GO_TEST_FLAGS) -p $(TEST_P) -parallel $(TEST_PARALLEL) -json
 TESTREPORT  = bin/testreport
 
 .PHONY: testreport
@@ -149,7 +155,7 @@ fuzz: ## Fuzz longer than `make test` (which runs only the seeds): each conversi
 	go test -run '^$$' -fuzz '^FuzzChildrenValid$$' -fuzztime $$(( $(FUZZ_EXECS) / 10 ))x ./internal/controller
 
 .PHONY: bench
-bench: tools ## Benchmark against envtest (hack/opbench): 1000 and 100 CacheInstances against the API server's floor, and 1000 beside unrelated Secrets and ConfigMaps; table and JSON in bin/bench.
+bench: tools ## Benchmark against envtest (hack/opbench): 1000 and 100 CacheInstances and 2000 Apps against the API server's floor, and 1000 CacheInstances beside unrelated Secrets and ConfigMaps; one table, JSON in bin/bench.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) hack/bench/run.sh bench
 
 .PHONY: bench-fleet

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Runs Mooring's benchmarks with hack/opbench against envtest and prints one table.
-#   hack/bench/run.sh bench        1000 and 100 CacheInstances, and 1000 with unrelated objects
+#   hack/bench/run.sh bench        1000 and 100 CacheInstances, 2000 Apps, and 1000
+#                                  CacheInstances with unrelated objects
 #   hack/bench/run.sh cache        only the 1000 CacheInstances against the floor (~3 min)
+#   hack/bench/run.sh apps         only the 2000 Apps against the floor (~2 min)
 #   hack/bench/run.sh fleet        10,000 Apps over 10 namespaces, restart re-check, churn
 # Environment: MOORING (operator binary; by default the checkout's, built as the image
 # builds it: static, without symbols), OUT (results directory,
-# default bin/bench), N_CACHE (1000), N_FLEET (10000), IDLE (60s), PROFILE (seconds of CPU
+# default bin/bench), N_CACHE (1000), N_APPS (2000), N_FLEET (10000), IDLE (60s), PROFILE (seconds of CPU
 # profile of kube-apiserver and the operator from the first create; off by default, as it
-# costs CPU), OPBENCH_ARGS (extra flags).
+# costs CPU), LOG_LEVEL (the operator's, debug by default: see common), APPS_IDLE (the
+# Apps' idle window, 20s), OPBENCH_ARGS (extra flags).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,6 +18,7 @@ suite=${1:-bench}
 out=${OUT:-$root/bin/bench}
 assets=${KUBEBUILDER_ASSETS:-$root/bin/k8s}
 n_cache=${N_CACHE:-1000}
+n_apps=${N_APPS:-2000}
 n_fleet=${N_FLEET:-10000}
 idle=${IDLE:-60s}
 mkdir -p "$out"
@@ -47,6 +51,10 @@ common=(
   --manager-arg=--webhook-port={{WEBHOOK_PORT}} --manager-arg=--webhook-host=127.0.0.1
   --manager-arg=--webhook-cert-management=external --manager-arg=--webhook-cert-dir="$certs"
   --manager-arg=--pprof-bind-address={{PPROF_ADDR}}
+  # Debug level logs every write the engine makes with what differed (internal/engine,
+  # writelog.go), so that a write in the idle window or after the restart names its cause
+  # in the run's manager.log. LOG_LEVEL=info turns it off.
+  --manager-arg=--zap-log-level="${LOG_LEVEL:-debug}"
   --gc-url 'http://{{PPROF_ADDR}}/debug/pprof/heap?gc=1' --pprof-url 'http://{{PPROF_ADDR}}/debug/pprof'
   --ready '{.status.observedGeneration}={.metadata.generation}'
   --quiet
@@ -61,6 +69,14 @@ app=(
   --child 'v1/ConfigMap={{.Name}}-config' --child 'apps/v1/Deployment={{.Name}}'
   --child 'v1/Service={{.Name}}'
 )
+
+# The App path at a size that shows a regression in a few minutes: N_APPS Apps (port,
+# config, 2 replicas) over 4 namespaces, a fair floor, a short idle and a restart check.
+apps() {
+  run apps-$n_apps --cr-template "$root/hack/bench/app-replicated.yaml" \
+    --child 'v1/ConfigMap={{.Name}}-config' --child 'apps/v1/Deployment={{.Name}}' --child 'v1/Service={{.Name}}' \
+    --n "$n_apps" --namespaces 4 --warmup "$n_apps" --floor-fresh --idle "${APPS_IDLE:-20s}" --restart-check
+}
 
 run() { # name, flags...
   local name=$1; shift
@@ -78,12 +94,16 @@ bench)
     --idle "$idle" --restart-check
   run cache-$((n_cache / 10)) "${cache[@]}" --n $((n_cache / 10)) --warmup "$n_cache" --floor-fresh \
     --idle "$idle" --restart-check
+  apps
   run cache-$n_cache-unrelated "${cache[@]}" --n "$n_cache" --warmup "$n_cache" --no-floor \
     --idle 20s --background-secrets 300 --background-secret-bytes 1048576 --background-configmaps 1000
   ;;
 cache)
   run cache-$n_cache "${cache[@]}" --n "$n_cache" --warmup "$n_cache" --floor-fresh \
     --idle "$idle" --restart-check
+  ;;
+apps)
+  apps
   ;;
 fleet)
   run apps-$n_fleet "${app[@]}" --n "$n_fleet" --namespaces 10 --warmup 2000 --floor-fresh \
@@ -92,7 +112,7 @@ fleet)
     --churn-patch '{"spec":{"config":"greeting=churn-{{.Index}}"}}' --churn-child 'v1/ConfigMap={{.Name}}-config'
   ;;
 *)
-  echo "usage: $0 bench|cache|fleet" >&2
+  echo "usage: $0 bench|cache|apps|fleet" >&2
   exit 2
   ;;
 esac

@@ -295,6 +295,7 @@ func (r *Reconciler[T]) finalize(ctx context.Context, s *Scope[T]) (ctrl.Result,
 func (r *Reconciler[T]) patchFinalizers(ctx context.Context, obj T, change func()) error {
 	base := obj.DeepCopyObject().(T)
 	change()
+	ctrl.LoggerFrom(ctx).V(1).Info("Patching finalizers", "from", base.GetFinalizers(), "to", obj.GetFinalizers())
 	err := r.client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -314,6 +315,9 @@ func (r *Reconciler[T]) writeStatus(ctx context.Context, before, after T) error 
 	}
 	if equality.Semantic.DeepEqual(statusOf(before), statusOf(after)) {
 		return nil
+	}
+	if log := ctrl.LoggerFrom(ctx).V(1); log.Enabled() {
+		log.Info("Writing status", "differs", statusDiffs(before, after, maxLoggedDiffs))
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(after)
 	if err != nil {

@@ -116,6 +116,8 @@ func (s *Scope[T]) Keep(obj client.Object) error {
 
 // Event records an event on the reconciled object.
 func (s *Scope[T]) Event(eventType, reason, action, message string) {
+	// An event is a write too (or a patch of a repeated one): logged with the others.
+	s.Log.V(1).Info("Recording event", "type", eventType, "reason", reason, "message", message)
 	s.recorder.Eventf(s.Object, nil, eventType, reason, action, "%s", message)
 }
 
@@ -187,6 +189,10 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 	if hold {
 		reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
 		return nil
+	}
+	if log := s.Log.V(1); log.Enabled() {
+		log.Info("Applying child", "kind", gvk.Kind, "child", klog.KObj(desired),
+			"differs", formatPaths(changedFields(want, have, maxLoggedDiffs)))
 	}
 	if err := s.handOver(ctx, gvk, desired, want, have, o.handOvers); err != nil {
 		return err

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mooringhq/mooring/internal/testutil/dbserver"
 )
 
 // The integration tests run the manager as a process of its own, under the database's OS
@@ -24,6 +26,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("MOORING_INSTANCE_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:]))
 	}
+	dbserver.UsePath()
 	os.Exit(m.Run())
 }
 

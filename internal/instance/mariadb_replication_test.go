@@ -11,18 +11,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mooringhq/mooring/internal/testutil/dbserver"
 )
 
 // mariadbOfMachine is the MariaDB installed here (Debian's mariadb-server, as CI
-// installs it), with its release series, or a skip.
+// installs it), found where Debian puts it whatever the PATH, with its release series;
+// a skip without one (a failure where CI asks for it: dbserver.RequireMariaDBEnv).
 func mariadbOfMachine(t *testing.T) (client, series string) {
 	t.Helper()
-	for _, p := range []string{"/usr/sbin/mariadbd", "/usr/bin/mariadb", "/usr/bin/mariadb-install-db", "/usr/bin/mariadb-dump", "/usr/bin/mariadb-admin"} {
-		if !isExecutable(p) {
-			t.Skipf("no MariaDB server here (%s is missing): install Debian's mariadb-server and mariadb-client", p)
-		}
-	}
-	out, err := exec.Command("/usr/sbin/mariadbd", "--version").CombinedOutput()
+	m := dbserver.RequireMariaDB(t)
+	out, err := exec.Command(m.Server, "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("mariadbd --version: %v\n%s", err, out)
 	}
@@ -30,7 +29,7 @@ func mariadbOfMachine(t *testing.T) (client, series string) {
 	if !ok {
 		t.Fatalf("cannot read the version of %q", out)
 	}
-	return "/usr/bin/mariadb", seriesString(s)
+	return m.Client(), seriesString(s)
 }
 
 // mariadbEventually polls check until it succeeds or timeout passes.

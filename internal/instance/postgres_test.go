@@ -11,17 +11,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mooringhq/mooring/internal/testutil/dbserver"
 )
 
-// pgBin is the PostgreSQL of this machine, or a skip.
+// pgBin is the PostgreSQL of this machine, found where Debian installs it whatever the
+// PATH (as the manager finds it in a Debian-based image), or a failure naming the package.
 func pgBin(t *testing.T) (dir, major string) {
 	t.Helper()
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
-	if len(matches) == 0 {
-		t.Skip("no PostgreSQL server in /usr/lib/postgresql/*/bin")
-	}
-	dir = filepath.Dir(matches[len(matches)-1])
-	return dir, filepath.Base(filepath.Dir(dir))
+	pg := dbserver.RequirePostgreSQL(t)
+	return pg.BinDir, pg.Major
 }
 
 // pgInstance is the flags of one PostgreSQL instance of a test cluster.
@@ -142,11 +141,15 @@ func TestPostgreSQLPrimaryAndReplica(t *testing.T) {
 // up, with the cause in /status: an image without the server, a data directory of
 // another major version, a volume with files Mooring did not make, a full volume.
 func TestPostgreSQLFaults(t *testing.T) {
-	_, major := pgBin(t)
+	bin, major := pgBin(t)
 	u := serverUser(t, "postgres")
 	self := selfCopy(t, u)
 	adminDir := secretDir(t, u, map[string]string{"username": "postgres", "password": "pw"})
 	appDir := secretDir(t, u, map[string]string{"username": "app", "password": "pw"})
+	// The official image of another major version, made of this machine's server: its
+	// binaries first on PATH, as that image has them, and spec.version naming another.
+	// The test's own PATH has no say (Debian's puts no server on it).
+	otherImage := []string{"PATH=" + bin + ":/usr/bin:/bin"}
 	dataDir := func(files map[string]string) string {
 		d := ownedDir(t, u)
 		for name, content := range files {
@@ -167,7 +170,8 @@ func TestPostgreSQLFaults(t *testing.T) {
 	}{
 		{name: "no server in the image", version: "99", reason: FaultMissingBinaries, message: "/usr/lib/postgresql/99/bin",
 			env: []string{"PATH=/usr/bin:/bin"}},
-		{name: "image of another version", version: "99", reason: FaultVersionMismatch, message: "spec.version is 99 and the image runs PostgreSQL " + major},
+		{name: "image of another version", version: "99", reason: FaultVersionMismatch, message: "spec.version is 99 and the image runs PostgreSQL " + major,
+			env: otherImage},
 		{name: "data of another major version", version: major, reason: FaultVersionMismatch, message: "initialised by PostgreSQL 14",
 			files: map[string]string{"pgdata/PG_VERSION": "14\n", "pgdata/base/1/1259": "rows"}},
 		{name: "a Bitnami data directory", version: major, reason: FaultUnknownData, message: "data",

@@ -16,10 +16,6 @@ import (
 	"github.com/mooringhq/mooring/internal/localcluster"
 )
 
-// RequireMariaDBEnv is the variable that, when set, makes a machine without a MariaDB server fail the tests
-// that need one instead of skipping them: for CI, once it installs the server.
-const RequireMariaDBEnv = "MOORING_REQUIRE_MARIADB"
-
 // MariaDB is a throwaway MariaDB server on a free local port, with its general query log,
 // slow query log and binary log on, so that a test can look for what must not be there.
 type MariaDB struct {
@@ -33,42 +29,14 @@ type MariaDB struct {
 	dir    string
 }
 
-// FindMariaDB returns the directory of the MariaDB clients and the server binary, or
-// empty strings when the machine has no MariaDB server (Debian's mariadb-server).
-func FindMariaDB() (binDir, server string) {
-	client, err := exec.LookPath("mariadb")
-	if err != nil {
-		return "", ""
-	}
-	for _, name := range []string{"mariadb-dump", "mariadb-install-db"} {
-		if _, err := exec.LookPath(name); err != nil {
-			return "", ""
-		}
-	}
-	server, err = exec.LookPath("mariadbd")
-	if err != nil {
-		server = "/usr/sbin/mariadbd"
-		if _, err := os.Stat(server); err != nil {
-			return "", ""
-		}
-	}
-	return filepath.Dir(client), server
-}
-
 // StartMariaDB initialises and starts a server owned by the test, with root's password
 // rootPassword; the server stops when the test ends. Without a MariaDB server on the
 // machine the test is skipped, or fails when RequireMariaDBEnv is set. As root the server
 // runs as the "mysql" OS user the package creates, as mariadbd refuses to run as root.
 func StartMariaDB(t testing.TB, rootPassword string) *MariaDB {
 	t.Helper()
-	binDir, server := FindMariaDB()
-	if binDir == "" {
-		msg := "no MariaDB server (mariadbd, mariadb-install-db, mariadb, mariadb-dump): install Debian's mariadb-server package"
-		if os.Getenv(RequireMariaDBEnv) != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	install := RequireMariaDB(t)
+	binDir, server := install.BinDir, install.Server
 	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -93,10 +61,10 @@ func StartMariaDB(t testing.TB, rootPassword string) *MariaDB {
 	}
 	m := &MariaDB{Port: port, Socket: filepath.Join(dir, "mariadb.sock"), RootPassword: rootPassword, BinDir: binDir, dir: dir}
 	data := filepath.Join(dir, "data")
-	install := exec.Command("mariadb-install-db", append([]string{"--no-defaults", "--datadir=" + data,
+	initdb := exec.Command(filepath.Join(binDir, "mariadb-install-db"), append([]string{"--no-defaults", "--datadir=" + data,
 		"--auth-root-authentication-method=normal", "--skip-test-db"}, runAs...)...)
-	install.Dir = dir
-	if out, err := install.CombinedOutput(); err != nil {
+	initdb.Dir = dir
+	if out, err := initdb.CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
 	args := append([]string{"--no-defaults", "--datadir=" + data, "--port=" + strconv.Itoa(port),

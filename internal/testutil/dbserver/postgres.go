@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,11 +34,7 @@ type PostgreSQL struct {
 // Debian's package creates. A machine without the server fails the test: CI installs it.
 func StartPostgreSQL(t testing.TB, superuserPassword string) *PostgreSQL {
 	t.Helper()
-	binDir := FindPostgreSQL()
-	if binDir == "" {
-		t.Fatal("no PostgreSQL server binaries (initdb, postgres, pg_ctl, pg_dump, psql) in /usr/lib/postgresql/*/bin or on PATH: " +
-			"install Debian's postgresql package (apt-get install -y postgresql); .ci/run does this in CI")
-	}
+	binDir := RequirePostgreSQL(t).BinDir
 	port, err := localcluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -150,33 +145,4 @@ func (pg *PostgreSQL) ServerLog(t testing.TB) string {
 		t.Fatalf("the server does not log statements, so the log proves nothing:\n%s", b)
 	}
 	return string(b)
-}
-
-// FindPostgreSQL returns the newest /usr/lib/postgresql/<major>/bin with a server and its
-// clients, or else the directory of initdb on PATH if it has them; "" when none has.
-func FindPostgreSQL() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	major := func(binDir string) int {
-		n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
-		return n
-	}
-	sort.Slice(dirs, func(i, j int) bool { return major(dirs[i]) > major(dirs[j]) })
-	if p, err := exec.LookPath("initdb"); err == nil {
-		dirs = append(dirs, filepath.Dir(p))
-	}
-	for _, d := range dirs {
-		if hasServer(d) {
-			return d
-		}
-	}
-	return ""
-}
-
-func hasServer(dir string) bool {
-	for _, b := range []string{"initdb", "postgres", "pg_ctl", "pg_dump", "psql"} {
-		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			return false
-		}
-	}
-	return true
 }
