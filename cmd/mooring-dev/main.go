@@ -9,6 +9,7 @@
 //	mooring-dev status  each component of the running cluster: state, pid, restarts
 //	mooring-dev image load <archive>...  import images into the running real node
 //	mooring-dev image list  the images the running real node has
+//	mooring-dev fault ...  faults of the real node: node-stop, node-start, partition, heal, kill
 //	mooring-dev version  print the version (also --version)
 //
 // The cluster comes from internal/localcluster, unless KUBECONFIG is set and
@@ -47,7 +48,7 @@ type config struct {
 	restartDelay, restartMaxDelay time.Duration
 }
 
-const usage = `usage: mooring-dev <run|up|down|clean|restart|status|image|version> [flags]
+const usage = `usage: mooring-dev <run|up|down|clean|restart|status|image|fault|version> [flags]
 
   run    start the local cluster, install the CRDs and webhook configurations, run the
          operator (serving the webhooks on localhost), apply the samples; stay in the
@@ -63,6 +64,10 @@ const usage = `usage: mooring-dev <run|up|down|clean|restart|status|image|versio
          import image archives (docker save, OCI layout tars, make image) into the running real node
   image list
          the images the running real node has
+  fault node-stop | node-start | partition [NS/]POD | heal [NS/]POD | kill [NS/]POD CONTAINER
+         the real node dies as a machine does (kubelet killed, containers frozen,
+         packets dropped) and comes back; a pod is cut off the network and healed; a
+         container's process is killed
   version  print the version (also --version)
 
 A component that exits on its own is restarted after 1s, doubling to 30s while it
@@ -121,13 +126,15 @@ func main() {
 		err = showStatus(ctx, cfg, os.Stdout)
 	case "image":
 		err = imageCommand(ctx, operands, os.Stdout)
+	case "fault":
+		err = faultCommand(ctx, cfg, operands, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(os.Stdout, usage)
 		fs.SetOutput(os.Stdout)
 		fs.PrintDefaults()
 		return
 	default:
-		err = fmt.Errorf("unknown command %q (want run, up, down, clean, restart, status, image or version)", cmd)
+		err = fmt.Errorf("unknown command %q (want run, up, down, clean, restart, status, image, fault or version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mooring-dev %s: %v\n", cmd, err)

@@ -26,4 +26,5 @@ var commandOperands = map[string]operands{
 		usage: "mooring-dev restart <component> [flags]; mooring-dev status lists the components"},
 	"image": {min: 1, max: -1, first: []string{"load", "list"},
 		usage: "mooring-dev image load <image.tar>... | mooring-dev image list"},
+	"fault": {min: 1, max: 3, first: []string{"node-stop", "node-start", "partition", "heal", "kill"}, usage: faultUsage},
 }
