@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // StorageClassName is the default StorageClass of a local cluster. Its provisioner is
@@ -69,8 +70,13 @@ func defaultServiceAccount(cs kubernetes.Interface) check {
 // server reconciles its endpoints' ports only when it creates them: over kept state they
 // still named the last run's port, and every pod that talks to the API server through
 // the Service (10.96.0.1:443, as in-cluster clients do) was refused after a restart.
-// Nothing is written when the ports are right.
+// Nothing is written when the ports are right. The API server writes both objects too
+// (its endpoint reconciler, right after it starts), so a conflict is read again.
 func alignKubernetesEndpoints(ctx context.Context, cs kubernetes.Interface, port int32) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error { return alignEndpointsOnce(ctx, cs, port) })
+}
+
+func alignEndpointsOnce(ctx context.Context, cs kubernetes.Interface, port int32) error {
 	ep, err := cs.CoreV1().Endpoints(corev1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil // the API server creates it, with its port
@@ -88,7 +94,7 @@ func alignKubernetesEndpoints(ctx context.Context, cs kubernetes.Interface, port
 	}
 	if changed {
 		if _, err := cs.CoreV1().Endpoints(corev1.NamespaceDefault).Update(ctx, ep, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("update Endpoints kubernetes: %w", err)
+			return err // wrapped by nobody: RetryOnConflict must see a conflict as it is
 		}
 	}
 	slice, err := cs.DiscoveryV1().EndpointSlices(corev1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
@@ -106,7 +112,7 @@ func alignKubernetesEndpoints(ctx context.Context, cs kubernetes.Interface, port
 	}
 	if changed {
 		if _, err := cs.DiscoveryV1().EndpointSlices(corev1.NamespaceDefault).Update(ctx, slice, metav1.UpdateOptions{}); err != nil {
-			return fmt.Errorf("update EndpointSlice kubernetes: %w", err)
+			return err
 		}
 	}
 	return nil

@@ -171,7 +171,7 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	quiet := rest.CopyConfig(c.Config)
 	quiet.WarningHandler = rest.NoWarnings{}
 	if err := alignKubernetesEndpoints(ctx, kubernetes.NewForConfigOrDie(quiet), int32(l.apiserver)); err != nil {
-		return apiserver.failure(err)
+		return apiserver.failure(fmt.Errorf("point the kubernetes Service at port %d: %w", l.apiserver, err))
 	}
 	node := ""
 	if c.node != nil {
