@@ -144,6 +144,17 @@ func deleteRules(ctx context.Context, rules [][]string) error {
 	return nil
 }
 
+// nodeStopRules drop every packet from or to the pod subnet except the host's own on its
+// bridge address: the control plane (the API server listens on nodeIP) lives on; only
+// the node's pods go silent.
+func nodeStopRules() [][]string {
+	return [][]string{
+		{"-s", nodeIP, "-d", nodeIP, "-j", "RETURN"},
+		{"-s", podSubnet, "-j", "DROP"},
+		{"-d", podSubnet, "-j", "DROP"},
+	}
+}
+
 // freezerState is the real node's cgroup v1 freezer file: writing FROZEN freezes every
 // container of the node at once (their cgroups are below cgroupRoot).
 func freezerState() string { return filepath.Join(cgroupFS, "freezer", cgroupRoot, "freezer.state") }
@@ -156,11 +167,10 @@ func (c *Cluster) NodeStop(ctx context.Context) error {
 	if c.node == nil {
 		return errors.New("localcluster: this cluster has no real node")
 	}
-	if err := run(ctx, "iptables", "-w", "-A", faultChain, "-s", podSubnet, "-j", "DROP"); err != nil {
-		return err
-	}
-	if err := run(ctx, "iptables", "-w", "-A", faultChain, "-d", podSubnet, "-j", "DROP"); err != nil {
-		return err
+	for _, r := range nodeStopRules() {
+		if err := run(ctx, append([]string{"iptables", "-w", "-A", faultChain}, r...)...); err != nil {
+			return err
+		}
 	}
 	if err := os.WriteFile(freezerState(), []byte("FROZEN"), 0o644); err != nil {
 		return fmt.Errorf("freeze the node's containers: %w", err)
@@ -175,7 +185,7 @@ func (c *Cluster) NodeStart(ctx context.Context) error {
 	if c.node == nil {
 		return errors.New("localcluster: this cluster has no real node")
 	}
-	if err := deleteRules(ctx, [][]string{{"-s", podSubnet, "-j", "DROP"}, {"-d", podSubnet, "-j", "DROP"}}); err != nil {
+	if err := deleteRules(ctx, nodeStopRules()); err != nil {
 		return err
 	}
 	if err := os.WriteFile(freezerState(), []byte("THAWED"), 0o644); err != nil {

@@ -141,6 +141,14 @@ func TestNodeStopAndStart(t *testing.T) {
 		t.Fatalf("the container's freezer state %q (%v), want FROZEN", b, err)
 	}
 	wantDropped(t, addr, "node stopped")
+	// The control plane lives on: only the node died (the API server listens on the
+	// bridge's address, which the dropped subnet holds).
+	apiCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = suite.cs.CoreV1().Nodes().Get(apiCtx, localcluster.RealNodeName, metav1.GetOptions{})
+	cancel()
+	if err != nil {
+		t.Fatalf("the API server while the node is stopped: %v", err)
+	}
 
 	if err := suite.cluster.NodeStart(ctx); err != nil {
 		t.Fatal(err)
