@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/mooringhq/mooring/internal/localcluster"
 )
 
 // up starts "run" detached in its own session and follows its log until the operator
@@ -133,7 +135,8 @@ func clean(cfg config) error {
 	if _, err := os.Stat(filepath.Join(cfg.state, markerFile)); err != nil && len(entries) > 0 {
 		return fmt.Errorf("%s has no %s file, so mooring-dev did not create it; not deleting it", cfg.state, markerFile)
 	}
-	if err := os.RemoveAll(cfg.state); err != nil {
+	// Clean, not RemoveAll: a killed run may have left the real node's mounts in it.
+	if err := localcluster.Clean(context.Background(), cfg.state, cfg.binDir); err != nil {
 		return fmt.Errorf("remove %s: %w", cfg.state, err)
 	}
 	fmt.Printf("mooring-dev: removed %s\n", cfg.state)

@@ -32,11 +32,40 @@ type supervisor interface {
 	Restart(ctx context.Context, name string) (time.Duration, error)
 }
 
+// nodeFaults are the faults of the real node that need the process owning it (the
+// kubelet is its child): localcluster.Cluster's NodeStop and NodeStart.
+type nodeFaults interface {
+	NodeStop(ctx context.Context) error
+	NodeStart(ctx context.Context) error
+}
+
 // controlHandler answers GET /status with the components as JSON and POST
 // /restart/<component> once the component is ready again; an unknown name is a 404
-// listing the valid ones.
-func controlHandler(sup supervisor) http.Handler {
+// listing the valid ones. POST /fault/node-stop and /fault/node-start stop and start the
+// real node (node is nil when the run has none).
+func controlHandler(sup supervisor, node nodeFaults) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /fault/{fault}", func(w http.ResponseWriter, r *http.Request) {
+		if node == nil {
+			http.Error(w, "this run has no real node (see mooring-dev run --real-node)", http.StatusConflict)
+			return
+		}
+		var err error
+		switch f := r.PathValue("fault"); f {
+		case "node-stop":
+			err = node.NodeStop(r.Context())
+		case "node-start":
+			err = node.NodeStart(r.Context())
+		default:
+			http.Error(w, fmt.Sprintf("no node fault %q; node-stop or node-start", f), http.StatusNotFound)
+			return
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, "%s done\n", r.PathValue("fault"))
+	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(sup.Status())
@@ -65,7 +94,7 @@ func controlHandler(sup supervisor) http.Handler {
 
 // serveControl listens on the state directory's control socket until ctx ends. Any
 // socket file there is stale: the caller owns the state directory (its pid file).
-func serveControl(ctx context.Context, state string, sup supervisor) (stop func(), err error) {
+func serveControl(ctx context.Context, state string, sup supervisor, node nodeFaults) (stop func(), err error) {
 	path := filepath.Join(state, controlSocket)
 	_ = os.Remove(path)
 	ln, err := net.Listen("unix", path)
@@ -76,7 +105,7 @@ func serveControl(ctx context.Context, state string, sup supervisor) (stop func(
 		_ = ln.Close()
 		return nil, fmt.Errorf("control socket: %w", err)
 	}
-	srv := &http.Server{Handler: controlHandler(sup), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: controlHandler(sup, node), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() { _ = srv.Serve(ln) }()
 	return func() {

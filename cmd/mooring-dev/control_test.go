@@ -51,7 +51,7 @@ func TestControlSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	sup := &fakeSupervisor{now: time.Now()}
-	stop, err := serveControl(t.Context(), state, sup)
+	stop, err := serveControl(t.Context(), state, sup, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

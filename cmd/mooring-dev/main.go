@@ -7,6 +7,9 @@
 //	mooring-dev clean  down, then delete the state directory
 //	mooring-dev restart <component>  restart one component of the running cluster
 //	mooring-dev status  each component of the running cluster: state, pid, restarts
+//	mooring-dev image load <archive>...  import images into the running real node
+//	mooring-dev image list  the images the running real node has
+//	mooring-dev fault ...  faults of the real node: node-stop, node-start, partition, heal, kill
 //	mooring-dev version  print the version (also --version)
 //
 // The cluster comes from internal/localcluster, unless KUBECONFIG is set and
@@ -45,7 +48,7 @@ type config struct {
 	restartDelay, restartMaxDelay time.Duration
 }
 
-const usage = `usage: mooring-dev <run|up|down|clean|restart|status|version> [flags]
+const usage = `usage: mooring-dev <run|up|down|clean|restart|status|image|fault|version> [flags]
 
   run    start the local cluster, install the CRDs and webhook configurations, run the
          operator (serving the webhooks on localhost), apply the samples; stay in the
@@ -57,6 +60,14 @@ const usage = `usage: mooring-dev <run|up|down|clean|restart|status|version> [fl
          stop one component of the running cluster and start it again, e.g. operator,
          portal, kube-apiserver (an unknown name lists them); the others keep running
   status each component of the running cluster: state, pid, restarts, last exit, log
+  image load <archive>...
+         import image archives (docker save, OCI layout tars, make image) into the running real node
+  image list
+         the images the running real node has
+  fault node-stop | node-start | partition [NS/]POD | heal [NS/]POD | kill [NS/]POD CONTAINER
+         the real node dies as a machine does (kubelet killed, containers frozen,
+         packets dropped) and comes back; a pod is cut off the network and healed; a
+         container's process is killed
   version  print the version (also --version)
 
 A component that exits on its own is restarted after 1s, doubling to 30s while it
@@ -81,25 +92,22 @@ func main() {
 	}
 	var cfg config
 	fs := newFlagSet(cmd, &cfg)
-	// The component may come before the flags or after them.
-	args, component := os.Args[2:], ""
-	if cmd == "restart" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		component, args = args[0], args[1:]
+	// The arguments may come before the flags or after them.
+	args, operands := os.Args[2:], []string(nil)
+	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		operands, args = append(operands, args[0]), args[1:]
 	}
 	if err := fs.Parse(args); err != nil {
 		os.Exit(2)
 	}
-	rest := fs.Args()
-	if cmd == "restart" && component == "" && len(rest) > 0 {
-		component, rest = rest[0], rest[1:]
-	}
-	if cmd == "restart" && component == "" {
-		fmt.Fprintln(os.Stderr, "usage: mooring-dev restart <component> [flags]; mooring-dev status lists the components")
+	operands = append(operands, fs.Args()...)
+	if want, ok := commandOperands[cmd]; ok && !want.fits(operands) {
+		fmt.Fprintln(os.Stderr, "usage: "+want.usage)
 		os.Exit(2)
 	}
-	if len(rest) > 0 {
-		fmt.Fprintf(os.Stderr, "mooring-dev %s: unexpected arguments %v\n", cmd, rest)
-		os.Exit(2)
+	component := ""
+	if cmd == "restart" {
+		component = operands[0]
 	}
 	ctx := context.Background()
 	var err error
@@ -116,13 +124,17 @@ func main() {
 		err = restartComponent(ctx, cfg, component, os.Stdout)
 	case "status":
 		err = showStatus(ctx, cfg, os.Stdout)
+	case "image":
+		err = imageCommand(ctx, operands, os.Stdout)
+	case "fault":
+		err = faultCommand(ctx, cfg, operands, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(os.Stdout, usage)
 		fs.SetOutput(os.Stdout)
 		fs.PrintDefaults()
 		return
 	default:
-		err = fmt.Errorf("unknown command %q (want run, up, down, clean, restart, status or version)", cmd)
+		err = fmt.Errorf("unknown command %q (want run, up, down, clean, restart, status, image, fault or version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mooring-dev %s: %v\n", cmd, err)

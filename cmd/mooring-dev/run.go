@@ -84,6 +84,7 @@ func run(parent context.Context, cfg config) (err error) {
 	}
 
 	var restConfig *rest.Config
+	var node nodeFaults
 	if external {
 		fmt.Fprintf(out, "mooring-dev: using the cluster of KUBECONFIG=%s (MOORING_CLUSTER=local for a local one)\n",
 			os.Getenv("KUBECONFIG"))
@@ -109,6 +110,9 @@ func run(parent context.Context, cfg config) (err error) {
 		})
 		kubeconfig = c.KubeconfigPath
 		restConfig = c.Config
+		if c.HasRealNode() {
+			node = c
+		}
 	}
 
 	// The operator serves its webhooks on this host; the configurations installed
@@ -183,7 +187,7 @@ func run(parent context.Context, cfg config) (err error) {
 		fmt.Fprintf(out, "mooring-dev: portal web UI at %s/ui/ (API at %s/api/v1)\n", p.URL, p.URL)
 		fmt.Fprintf(out, "mooring-dev: portal admin: user admin, password in %s (mode 0600)\n", filepath.Join(cfg.state, adminPasswordFile))
 	}
-	stopControl, err := serveControl(ctx, cfg.state, sup)
+	stopControl, err := serveControl(ctx, cfg.state, sup, node)
 	if err != nil {
 		return err
 	}

@@ -9,27 +9,44 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 )
 
 // StorageClassName is the default StorageClass of a local cluster. Its provisioner is
-// the controller-manager's dev-only hostPath provisioner, which makes directories under
-// /tmp/hostpath_pv on this machine; it is never meant for production manifests.
+// the cluster's own (VolumeProvisioner, volumes.go), which makes directories in the state
+// directory; it is never meant for production manifests.
 const StorageClassName = "standard"
 
 // ensureStorageClass creates the default StorageClass so PVCs without a class bind.
 // Immediate binding matters: with WaitForFirstConsumer the volume would wait for a
-// kubelet that does not exist.
+// kubelet that does not exist. A class kept from a state directory of an earlier version
+// (the controller-manager's hostPath provisioner) is replaced: a class's provisioner
+// cannot be changed in place, and claims refer to it by name only.
 func ensureStorageClass(ctx context.Context, cs kubernetes.Interface) error {
 	immediate := storagev1.VolumeBindingImmediate
+	reclaim := corev1.PersistentVolumeReclaimDelete
 	sc := &storagev1.StorageClass{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        StorageClassName,
 			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"},
 		},
-		Provisioner:       "kubernetes.io/host-path",
+		Provisioner:       VolumeProvisioner,
+		ReclaimPolicy:     &reclaim,
 		VolumeBindingMode: &immediate,
 	}
-	_, err := cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
+	old, err := cs.StorageV1().StorageClasses().Get(ctx, StorageClassName, metav1.GetOptions{})
+	switch {
+	case err == nil && old.Provisioner == VolumeProvisioner:
+		return nil
+	case err == nil:
+		if err := cs.StorageV1().StorageClasses().Delete(ctx, StorageClassName, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &old.UID}}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("replace StorageClass %s of provisioner %s: %w", StorageClassName, old.Provisioner, err)
+		}
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("get StorageClass %s: %w", StorageClassName, err)
+	}
+	_, err = cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create StorageClass %s: %w", StorageClassName, err)
 	}
@@ -46,4 +63,57 @@ func defaultServiceAccount(cs kubernetes.Interface) check {
 		}
 		return true, ""
 	}
+}
+
+// alignKubernetesEndpoints points the `kubernetes` Service's Endpoints and EndpointSlice
+// at the API server's port of this run. Every start picks a free port, but the API
+// server reconciles its endpoints' ports only when it creates them: over kept state they
+// still named the last run's port, and every pod that talks to the API server through
+// the Service (10.96.0.1:443, as in-cluster clients do) was refused after a restart.
+// Nothing is written when the ports are right. The API server writes both objects too
+// (its endpoint reconciler, right after it starts), so a conflict is read again.
+func alignKubernetesEndpoints(ctx context.Context, cs kubernetes.Interface, port int32) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error { return alignEndpointsOnce(ctx, cs, port) })
+}
+
+func alignEndpointsOnce(ctx context.Context, cs kubernetes.Interface, port int32) error {
+	ep, err := cs.CoreV1().Endpoints(corev1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil // the API server creates it, with its port
+	}
+	if err != nil {
+		return fmt.Errorf("get Endpoints kubernetes: %w", err)
+	}
+	changed := false
+	for i := range ep.Subsets {
+		for j := range ep.Subsets[i].Ports {
+			if p := &ep.Subsets[i].Ports[j]; p.Name == "https" && p.Port != port {
+				p.Port, changed = port, true
+			}
+		}
+	}
+	if changed {
+		if _, err := cs.CoreV1().Endpoints(corev1.NamespaceDefault).Update(ctx, ep, metav1.UpdateOptions{}); err != nil {
+			return err // wrapped by nobody: RetryOnConflict must see a conflict as it is
+		}
+	}
+	slice, err := cs.DiscoveryV1().EndpointSlices(corev1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get EndpointSlice kubernetes: %w", err)
+	}
+	changed = false
+	for i := range slice.Ports {
+		if p := &slice.Ports[i]; p.Name != nil && *p.Name == "https" && (p.Port == nil || *p.Port != port) {
+			p.Port, changed = &port, true
+		}
+	}
+	if changed {
+		if _, err := cs.DiscoveryV1().EndpointSlices(corev1.NamespaceDefault).Update(ctx, slice, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

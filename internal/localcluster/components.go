@@ -85,8 +85,6 @@ func controllerManagerArgs(l layout, saKey string) []string {
 		"--root-ca-file=" + l.pkiFile("ca.crt"),
 		"--cluster-signing-cert-file=" + l.pkiFile("ca.crt"),
 		"--cluster-signing-key-file=" + l.pkiFile("ca.key"),
-		// Dev-only provisioner behind the "standard" StorageClass.
-		"--enable-hostpath-provisioner=true",
 		"--kube-api-qps=100",
 		"--kube-api-burst=200",
 	}

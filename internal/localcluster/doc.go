@@ -4,8 +4,10 @@
 // A cluster is etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok,
 // which simulates the nodes and the kubelet's pod lifecycle. Deployments roll out, Jobs
 // complete, the garbage collector deletes owned objects and PVCs bind (through the
-// controller-manager's dev-only hostPath provisioner), but no container ever runs: the
-// cluster exercises the API side of an operator, not the software in its images.
+// cluster's own provisioner, volumes.go, which keeps each volume as a directory in the
+// state directory), but no container ever runs on them: the simulated nodes exercise the
+// API side of an operator, not the software in its images. A real node (realnode*.go)
+// runs containers when the machine allows one.
 //
 // The binaries come from Options.BinDir (bin/k8s, built by hack/tools/build.sh). Every
 // start picks free ports, so several clusters can run side by side; the etcd data,

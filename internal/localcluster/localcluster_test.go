@@ -55,6 +55,13 @@ func TestClusterRunsWorkloads(t *testing.T) {
 		t.Fatalf("kubeconfig client: %v", err)
 	}
 
+	// The real node's DNS objects are made at every start; on kept state they exist.
+	for i := range 2 {
+		if err := ensureClusterDNS(ctx, cs); err != nil {
+			t.Fatalf("cluster DNS objects, start %d over this state: %v", i+1, err)
+		}
+	}
+
 	labels := map[string]string{"app": "web"}
 	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
@@ -125,7 +132,7 @@ func TestClusterRunsWorkloads(t *testing.T) {
 		t.Fatalf("create statefulset: %v", err)
 	}
 	var pvName string
-	took = eventually(t, 2*time.Minute, "PVC data-db-0 Bound (default StorageClass, hostPath provisioner)", func() (bool, string) {
+	took = eventually(t, 2*time.Minute, "PVC data-db-0 Bound (default StorageClass, the cluster's provisioner)", func() (bool, string) {
 		pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-db-0", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -135,6 +142,7 @@ func TestClusterRunsWorkloads(t *testing.T) {
 			pvc.Status.Phase, ptr.Deref(pvc.Spec.StorageClassName, "<none>"), pvc.Spec.VolumeName)
 	})
 	t.Logf("PVC bound to %s in %s", pvName, took.Round(100*time.Millisecond))
+	volumeDir := checkVolumeDir(t, cs, pvName, state)
 	took = eventually(t, 2*time.Minute, "statefulset db with 1 ready replica", func() (bool, string) {
 		s, err := cs.AppsV1().StatefulSets(ns).Get(ctx, "db", metav1.GetOptions{})
 		if err != nil {
@@ -202,7 +210,10 @@ func TestClusterRunsWorkloads(t *testing.T) {
 	})
 	t.Logf("scaled to 4 after restart in %s", took.Round(100*time.Millisecond))
 
-	// Release the volume so the provisioner removes its directory under /tmp.
+	// The volume's directory is kept with the rest of the state; released, it goes.
+	if _, err := os.Stat(volumeDir); err != nil {
+		t.Fatalf("volume directory after the restart: %v", err)
+	}
 	if err := cs.AppsV1().StatefulSets(ns).Delete(ctx, "db", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete statefulset: %v", err)
 	}
@@ -220,7 +231,32 @@ func TestClusterRunsWorkloads(t *testing.T) {
 		return false, fmt.Sprintf("phase=%s", pv.Status.Phase)
 	})
 	t.Logf("PV deleted within %s", took.Round(100*time.Millisecond))
+	if _, err := os.Stat(volumeDir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("volume directory %s after its PV was deleted: %v, want it gone", volumeDir, err)
+	}
 	stopAndCheck(t, c)
+}
+
+// checkVolumeDir checks that the PV's directory is in the cluster's state directory,
+// exists, and is open to its owner and group only; it returns the directory.
+func checkVolumeDir(t *testing.T, cs kubernetes.Interface, pvName, state string) string {
+	t.Helper()
+	pv, err := cs.CoreV1().PersistentVolumes().Get(t.Context(), pvName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := VolumeDir(pv)
+	if want := filepath.Join(state, "volumes", pvName); dir != want {
+		t.Fatalf("PV %s has directory %q, want %q (in the state directory)", pvName, dir, want)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatalf("volume directory: %v", err)
+	}
+	if perm := fi.Mode().Perm(); perm != volumeDirMode {
+		t.Fatalf("volume directory %s has mode %#o, want %#o", dir, perm, volumeDirMode)
+	}
+	return dir
 }
 
 // startCluster starts a cluster on state and registers its Stop as cleanup.

@@ -161,8 +161,8 @@ type realNode struct {
 	lock       *nodeLock
 	kubeProxy  string // binary, for its clean-up mode
 	kubeletPKI kubeletPKI
-	// stopVolumes ends openHostPathVolumes.
-	stopVolumes context.CancelFunc
+	// registry is where containerd's registry requests go (realnode_registry.go).
+	registry *registryRefusal
 }
 
 // prepareRealNode takes the machine's real node: the lock, the removal of what a killed
@@ -217,9 +217,7 @@ func (n *realNode) stop(ctx context.Context) error {
 		return nil
 	}
 	defer n.lock.release()
-	if n.stopVolumes != nil {
-		n.stopVolumes()
-	}
+	n.registry.close()
 	err := removeNodeState(n.paths)
 	return errors.Join(err, networkDown(ctx, n.paths, n.kubeProxy))
 }

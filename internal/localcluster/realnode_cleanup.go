@@ -218,9 +218,11 @@ func removeCgroups() error {
 
 // Leftovers lists what a real node leaves on this machine while it runs, or after a run
 // that was killed before it could clean up: processes, mounts, the bridge and its
-// interfaces, iptables chains and rules, routes, containerd state and cgroups. Empty
-// means nothing is left. Tests call it after a cluster stopped.
-func Leftovers(ctx context.Context) []string {
+// interfaces, iptables chains and rules, routes, containerd state and cgroups. With
+// state directories, it also lists what is left of each after Clean: mounts, volume
+// directories, the directory. Empty means nothing is left. Tests call it after a cluster
+// stopped (and, with its state directory, after Clean).
+func Leftovers(ctx context.Context, stateDirs ...string) []string {
 	p, ok := ownerPaths()
 	if !ok {
 		p = nodePaths{run: realNodeRunDir}
@@ -269,6 +271,9 @@ func Leftovers(ctx context.Context) []string {
 	}
 	if roots := cgroupRoots(); len(roots) > 0 {
 		left = append(left, "cgroups "+strings.Join(roots, ", "))
+	}
+	for _, dir := range stateDirs {
+		left = append(left, stateLeftovers(dir)...)
 	}
 	return left
 }

@@ -60,6 +60,9 @@ func newNodePaths(stateDir, runDir string) nodePaths {
 
 func (p nodePaths) containerdState() string  { return p.run + "/containerd" }
 func (p nodePaths) containerdSocket() string { return p.run + "/containerd.sock" }
+
+// registryHosts is containerd's registry config_path (realnode_registry.go).
+func (p nodePaths) registryHosts() string { return p.configs + "/registry" }
 func (p nodePaths) config(name string) string {
 	return p.configs + "/" + name
 }
@@ -68,7 +71,8 @@ func (p nodePaths) config(name string) string {
 // with the local pause image and the CNI configuration of this node, and
 // restrict_oom_score_adj, because these machines lack CAP_SYS_RESOURCE and runc fails to
 // raise a container's OOM score adjustment without it. Network namespaces are mounted
-// under the state directory, so tear-down finds every one of them.
+// under the state directory, so tear-down finds every one of them. Registries are
+// configured in config_path, whose only host is the local refusal (realnode_registry.go).
 func containerdConfig(p nodePaths) string {
 	return fmt.Sprintf(`version = 2
 root = %q
@@ -90,6 +94,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
   enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %q
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %q
     conf_dir = %q
@@ -100,7 +106,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
 `, p.containerdRoot, p.containerdState(), p.containerdSocket(), p.run+"/containerd-ttrpc.sock",
-		p.dir+"/opt", sandboxImage, cniBinDir, p.cniConf)
+		p.dir+"/opt", sandboxImage, p.registryHosts(), cniBinDir, p.cniConf)
 }
 
 // cniConfig is the pod network: a bridge with host-local addresses from podSubnet, the

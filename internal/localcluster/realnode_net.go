@@ -29,6 +29,9 @@ const (
 func guardChains() []guard {
 	unreachable := []string{"-j", "REJECT", "--reject-with", "icmp-net-unreachable"}
 	return []guard{
+		// Empty until a fault adds rules (faults.go); first in every chain it hooks, so a
+		// cut-off pod's packets are dropped before anything answers them.
+		{name: faultChain, hooks: []string{"INPUT", "OUTPUT", "FORWARD"}},
 		{name: servicesChain, hooks: []string{"OUTPUT", "FORWARD"}, rules: [][]string{
 			{"-d", serviceCIDR, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"},
 			append([]string{"-d", serviceCIDR}, unreachable...),

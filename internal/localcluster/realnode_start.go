@@ -88,6 +88,15 @@ func (c *Cluster) startRealNode(ctx context.Context, o Options, cs kubernetes.In
 	if err != nil {
 		return err
 	}
+	n.registry, err = startRegistryRefusal(func(ctx context.Context) ([]string, error) {
+		return listImages(ctx, n.paths.containerdSocket())
+	})
+	if err != nil {
+		return err
+	}
+	if err := writeRegistryConfig(n.paths, n.registry.url()); err != nil {
+		return err
+	}
 	files := map[string][]byte{
 		n.paths.config("containerd.toml"):                     []byte(containerdConfig(n.paths)),
 		filepath.Join(n.paths.cniConf, "10-mooring.conflist"): cni,
@@ -118,7 +127,7 @@ func (c *Cluster) startRealNode(ctx context.Context, o Options, cs kubernetes.In
 		return fmt.Errorf("node images: %w", err)
 	}
 	for _, archive := range images {
-		if err := n.importImage(ctx, archive); err != nil {
+		if err := importImage(ctx, n.paths.containerdSocket(), archive); err != nil {
 			return err
 		}
 	}
@@ -139,7 +148,6 @@ func (c *Cluster) startRealNode(ctx context.Context, o Options, cs kubernetes.In
 		", "+DNSServiceIP+" answers", dnsAnswers); err != nil {
 		return err
 	}
-	n.openHostPathVolumes(cs)
 	return setSimulatedTaints(ctx, cs, o.Nodes, true)
 }
 
@@ -152,10 +160,10 @@ func (n *realNode) containerdAnswers(ctx context.Context) (bool, string) {
 	return true, ""
 }
 
-// importImage loads an image archive into the node's containerd, where the kubelet finds
+// importImage loads an image archive into a node's containerd, where the kubelet finds
 // it by name (no registry is reachable; pods use imagePullPolicy IfNotPresent).
-func (n *realNode) importImage(ctx context.Context, archive string) error {
-	out, err := exec.CommandContext(ctx, "ctr", "--address", n.paths.containerdSocket(), "-n", "k8s.io",
+func importImage(ctx context.Context, socket, archive string) error {
+	out, err := exec.CommandContext(ctx, "ctr", "--address", socket, "-n", "k8s.io",
 		"images", "import", "--no-unpack=false", archive).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("import %s into containerd: %w: %s", archive, err, lastLine(out))
@@ -200,26 +208,51 @@ func ensureClusterDNS(ctx context.Context, cs kubernetes.Interface) error {
 			{Name: ptr.To("dns-tcp"), Port: ptr.To[int32](53), Protocol: ptr.To(corev1.ProtocolTCP)},
 		},
 	}
-	creates := []func() error{
-		func() error {
-			_, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+	// Each object is read first and created only when missing: on kept state they all
+	// exist, and a create of kube-dns would fail before the existence check, on its
+	// ClusterIP (allocated to the Service itself), instead of with AlreadyExists.
+	ensures := []struct {
+		get, create func() error
+	}{
+		{func() error {
+			_, err := cs.RbacV1().ClusterRoles().Get(ctx, role.Name, metav1.GetOptions{})
 			return err
 		},
-		func() error {
+			func() error {
+				_, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+				return err
+			}},
+		{func() error {
+			_, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, binding.Name, metav1.GetOptions{})
+			return err
+		}, func() error {
 			_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
 			return err
-		},
-		func() error {
-			_, err := cs.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+		}},
+		{func() error {
+			_, err := cs.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
 			return err
 		},
-		func() error {
+			func() error {
+				_, err := cs.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+				return err
+			}},
+		{func() error {
+			_, err := cs.DiscoveryV1().EndpointSlices(slice.Namespace).Get(ctx, slice.Name, metav1.GetOptions{})
+			return err
+		}, func() error {
 			_, err := cs.DiscoveryV1().EndpointSlices(slice.Namespace).Create(ctx, slice, metav1.CreateOptions{})
 			return err
-		},
+		}},
 	}
-	for _, create := range creates {
-		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
+	for _, e := range ensures {
+		err := e.get()
+		if apierrors.IsNotFound(err) {
+			if err = e.create(); apierrors.IsAlreadyExists(err) {
+				err = nil
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("cluster DNS: %w", err)
 		}
 	}

@@ -29,6 +29,20 @@ func (c *Cluster) StopComponent(name string) error {
 	return nil
 }
 
+// killComponent is StopComponent without the grace: the process is killed at once, as
+// when its machine dies.
+func (c *Cluster) killComponent(name string) error {
+	u, err := c.component(name)
+	if err != nil {
+		return err
+	}
+	if _, err := u.stopWithin(0); err != nil {
+		return fmt.Errorf("localcluster: kill %s: %w", name, err)
+	}
+	fmt.Fprintf(c.out, "localcluster: %s killed\n", name)
+	return nil
+}
+
 // StartComponent starts a component stopped by StopComponent again, with the same flags,
 // ports and data, and returns once it is ready.
 func (c *Cluster) StartComponent(ctx context.Context, name string) error {

@@ -265,7 +265,11 @@ func (u *unit) start(ctx context.Context, first bool) (*process, error) {
 }
 
 // stop stops the component and holds it stopped.
-func (u *unit) stop() (killed bool, err error) {
+func (u *unit) stop() (killed bool, err error) { return u.stopWithin(stopGrace) }
+
+// stopWithin is stop with the time the process gets between SIGTERM and SIGKILL; 0
+// kills it at once.
+func (u *unit) stopWithin(grace time.Duration) (killed bool, err error) {
 	u.mu.Lock()
 	u.held = true
 	u.nextTry = time.Time{}
@@ -275,7 +279,7 @@ func (u *unit) stop() (killed bool, err error) {
 	if p == nil {
 		return false, nil
 	}
-	return p.stop(stopGrace)
+	return p.stop(grace)
 }
 
 // hold marks the component stopped without signalling it: a cluster shutting down

@@ -17,6 +17,7 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/localcluster"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -144,12 +145,13 @@ func finalSnapshotFile(t *testing.T, ns string, b *mooringv1.Backup) string {
 		t.Fatal(err)
 	}
 	pv, err := suite.cs.CoreV1().PersistentVolumes().Get(context.Background(), pvc.Spec.VolumeName, metav1.GetOptions{})
-	if err != nil || pv.Spec.HostPath == nil {
+	if err != nil || localcluster.VolumeDir(pv) == "" {
 		t.Fatalf("volume of %s: %v %+v", pvc.Name, err, pv)
 	}
-	matches, _ := filepath.Glob(filepath.Join(pv.Spec.HostPath.Path, b.DumpPath(), "final-snapshot-*.sql.gz"))
+	dir := localcluster.VolumeDir(pv)
+	matches, _ := filepath.Glob(filepath.Join(dir, b.DumpPath(), "final-snapshot-*.sql.gz"))
 	if len(matches) != 1 {
-		entries, _ := os.ReadDir(filepath.Join(pv.Spec.HostPath.Path, b.DumpPath()))
+		entries, _ := os.ReadDir(filepath.Join(dir, b.DumpPath()))
 		t.Fatalf("final snapshots %v in the Backup's volume, want one; it holds %v", matches, entries)
 	}
 	return filepath.Base(matches[0])

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/controller/database"
+	"github.com/mooringhq/mooring/internal/localcluster"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
 
@@ -180,7 +181,10 @@ func killServer(t *testing.T, e dbEngine, ns, pod string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	manager := containerPID(t, p.Status.ContainerStatuses[0].ContainerID)
+	manager, err := localcluster.ContainerPID(context.Background(), suite.cs, ns, pod, p.Status.ContainerStatuses[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// children lists what each thread started: Go starts processes from any thread.
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", manager))
 	var children []string

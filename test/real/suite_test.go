@@ -2,6 +2,7 @@ package real
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,12 +33,20 @@ const imageTag = "real-tier"
 // chart installed on it.
 var suite struct {
 	root, binDir, stateDir string
-	cluster                *localcluster.Cluster
-	cs                     kubernetes.Interface
-	c                      client.Client
+	// images are the archives loaded into the node, for clusters started again;
+	// pauseImage is the sandbox image's, the one a node cannot start without.
+	images     []string
+	pauseImage string
+	cluster    *localcluster.Cluster
+	cs         kubernetes.Interface
+	c          client.Client
 }
 
 func TestMain(m *testing.M) {
+	if state := os.Getenv(childStateEnv); state != "" {
+		os.Exit(runChild(state))
+	}
+	flag.Parse() // for startPathsSelected
 	os.Exit(run(m))
 }
 
@@ -99,6 +108,16 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "real: the stopped cluster left behind: %s\n", strings.Join(left, "; "))
 		code = 1
 	}
+	// And nothing at all once its state is cleaned as `make dev-clean` does (the
+	// volumes of the databases the tests kept included); logs are kept on failure.
+	if code == 0 {
+		clusterDir := filepath.Join(suite.stateDir, "cluster")
+		err := localcluster.Clean(context.Background(), clusterDir, suite.binDir)
+		if left := localcluster.Leftovers(context.Background(), clusterDir); err != nil || len(left) > 0 {
+			fmt.Fprintf(os.Stderr, "real: the cleaned cluster left behind: %s (%v)\n", strings.Join(left, "; "), err)
+			code = 1
+		}
+	}
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "real: failed; logs kept in %s\n", suite.stateDir)
 	} else {
@@ -117,19 +136,46 @@ func setUp() error {
 	if err != nil {
 		return err
 	}
-	images := func(ctx context.Context) ([]string, error) {
-		specs := nodeimage.Startup()
-		// The database servers the database tests run (and their clients).
-		for _, ref := range []string{"docker.io/library/postgres:18", "docker.io/library/mariadb:11.8"} {
-			s, ok := nodeimage.Find(ref)
-			if !ok {
-				return nil, fmt.Errorf("no local stand-in for %s in internal/nodeimage", ref)
-			}
-			specs = append(specs, s)
+	specs := nodeimage.Startup()
+	// The database servers the database tests run (and their clients).
+	for _, ref := range []string{"docker.io/library/postgres:18", "docker.io/library/mariadb:11.8"} {
+		s, ok := nodeimage.Find(ref)
+		if !ok {
+			return fmt.Errorf("no local stand-in for %s in internal/nodeimage", ref)
 		}
-		archives, err := nodeimage.EnsureAll(ctx, specs, nodeimage.Options{Log: os.Stderr})
-		return append(archives, operatorImage), err
+		specs = append(specs, s)
 	}
+	archives, err := nodeimage.EnsureAll(ctx, specs, nodeimage.Options{Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	suite.images = append(archives, operatorImage)
+	for i, s := range specs {
+		if s.Ref == nodeimage.PauseRef {
+			suite.pauseImage = archives[i]
+		}
+	}
+	state := filepath.Join(suite.stateDir, "cluster")
+	if startPathsSelected() {
+		runStartPaths(ctx, state)
+	}
+	t0 := time.Now()
+	if err := startSuiteCluster(ctx, suiteImages); err != nil {
+		return err
+	}
+	if startPaths.ran {
+		startPaths.steps = append(startPaths.steps, fmt.Sprintf("the suite's cluster started after the reboot in %s", time.Since(t0).Round(100*time.Millisecond)))
+	}
+	return installChart(ctx)
+}
+
+// suiteImages is Options.NodeImages of the suite's cluster: the archives setUp made.
+func suiteImages(context.Context) ([]string, error) { return suite.images, nil }
+
+// startSuiteCluster starts (or starts again) the suite's cluster on its state directory
+// and makes the suite's clients for it.
+func startSuiteCluster(ctx context.Context, images func(context.Context) ([]string, error)) error {
+	var err error
 	suite.cluster, err = localcluster.Start(ctx, localcluster.Options{
 		BinDir: suite.binDir, StateDir: filepath.Join(suite.stateDir, "cluster"), Out: os.Stderr,
 		RealNode: localcluster.RealNodeOn, NodeImages: images,
@@ -140,10 +186,8 @@ func setUp() error {
 	if suite.cs, err = kubernetes.NewForConfig(suite.cluster.Config); err != nil {
 		return err
 	}
-	if suite.c, err = client.New(suite.cluster.Config, client.Options{Scheme: manager.Scheme}); err != nil {
-		return err
-	}
-	return installChart(ctx)
+	suite.c, err = client.New(suite.cluster.Config, client.Options{Scheme: manager.Scheme})
+	return err
 }
 
 // buildOperatorImage runs `make image`'s builder for the operator alone and returns its

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -316,9 +314,8 @@ func TestKilledContainerRestarts(t *testing.T) {
 		t.Fatalf("want one pod of App victim: %v %v", err, pods)
 	}
 	pod := pods.Items[0]
-	pid := containerPID(t, pod.Status.ContainerStatuses[0].ContainerID)
-	if err := exec.Command("kill", "-9", strconv.Itoa(pid)).Run(); err != nil {
-		t.Fatalf("kill -9 %d: %v", pid, err)
+	if _, err := localcluster.KillContainer(context.Background(), suite.cs, ns, pod.Name, pod.Spec.Containers[0].Name); err != nil {
+		t.Fatal(err)
 	}
 	testutil.Eventually(t, 2*time.Minute, "the killed container restarted and ready", func() error {
 		p, err := suite.cs.CoreV1().Pods(ns).Get(context.Background(), pod.Name, metav1.GetOptions{})
@@ -335,22 +332,6 @@ func TestKilledContainerRestarts(t *testing.T) {
 		return nil
 	})
 	waitApp(t, ns, "victim", metav1.ConditionTrue, time.Minute)
-}
-
-// containerPID finds a container's main process on the machine through containerd.
-func containerPID(t *testing.T, containerID string) int {
-	t.Helper()
-	id := strings.TrimPrefix(containerID, "containerd://")
-	out, err := exec.Command("ctr", "--address", "/run/mooring-node/containerd.sock", "-n", "k8s.io", "tasks", "ls").CombinedOutput()
-	if err != nil {
-		t.Fatalf("ctr tasks ls: %v: %s", err, out)
-	}
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(id) + `\s+(\d+)\s+RUNNING`).FindStringSubmatch(string(out))
-	if m == nil {
-		t.Fatalf("container %s not running in containerd:\n%s", id, out)
-	}
-	pid, _ := strconv.Atoi(m[1])
-	return pid
 }
 
 // TestDrainHonoursPDB: draining the real node evicts the App's pods only as far as the

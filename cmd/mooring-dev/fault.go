@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/mooringhq/mooring/internal/localcluster"
+)
+
+const faultUsage = `mooring-dev fault node-stop | node-start | partition [NAMESPACE/]POD | heal [NAMESPACE/]POD | kill [NAMESPACE/]POD CONTAINER`
+
+// faultArgs are the operands each fault takes after its name.
+var faultArgs = map[string]int{"node-stop": 0, "node-start": 0, "partition": 1, "heal": 1, "kill": 2}
+
+// faultCommand causes a fault on the running cluster's real node, or undoes one (see
+// localcluster's faults.go). node-stop and node-start are done by the run, which owns
+// the kubelet; the others act on a pod directly.
+func faultCommand(ctx context.Context, cfg config, args []string, out io.Writer) error {
+	n, ok := faultArgs[args[0]]
+	if !ok || len(args)-1 != n {
+		return fmt.Errorf("usage: %s", faultUsage)
+	}
+	if args[0] == "node-stop" || args[0] == "node-start" {
+		client, err := controlClient(cfg.state)
+		if err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://mooring-dev/fault/"+args[0], nil)
+		if err != nil {
+			return err
+		}
+		body, err := do(client, req)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(out, "mooring-dev: "+body)
+		return nil
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(cfg.state, "kubeconfig"))
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	ns, pod := "default", args[1]
+	if before, after, found := strings.Cut(pod, "/"); found {
+		ns, pod = before, after
+	}
+	switch args[0] {
+	case "partition":
+		err = localcluster.Partition(ctx, cs, ns, pod)
+	case "heal":
+		err = localcluster.Heal(ctx, cs, ns, pod)
+	case "kill":
+		var pid int
+		if pid, err = localcluster.KillContainer(ctx, cs, ns, pod, args[2]); err == nil {
+			fmt.Fprintf(out, "mooring-dev: killed pid %d (container %s of %s/%s)\n", pid, args[2], ns, pod)
+			return nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "mooring-dev: %s %s/%s done\n", args[0], ns, pod)
+	return nil
+}
