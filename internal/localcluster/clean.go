@@ -20,7 +20,7 @@ func Clean(ctx context.Context, stateDir, binDir string) error {
 		return err
 	}
 	var errs []error
-	if owner, ok := ownerPaths(); ok && owner.dir == newNodePaths(stateDir, realNodeRunDir).dir {
+	if owner, ok := ownerPaths(); ok && owner.dir == newNodePaths(stateDir).dir {
 		lock, err := acquireNodeLock()
 		if err != nil {
 			return fmt.Errorf("clean %s: %w", stateDir, err)

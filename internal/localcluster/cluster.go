@@ -84,31 +84,31 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	return c, nil
 }
 
-func (c *Cluster) start(ctx context.Context, o Options) error {
+// writeIdentities loads or makes the cluster's CA, the API server's serving certificate,
+// the admin's and each component's client certificates and the service-account key,
+// picks the components' ports and writes their kubeconfigs (and the admin's, at
+// KubeconfigPath). It returns what the rest of the start needs: the CA, the admin's key
+// pair and the service-account key's path.
+func (c *Cluster) writeIdentities() (*pki, keyPair, string, error) {
 	l := &c.layout
-	for _, dir := range []string{l.state, l.logs, l.kubeconfigs, l.kwok} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", dir, err)
-		}
-	}
 	ca, err := loadOrCreatePKI(l.pki)
 	if err != nil {
-		return err
+		return nil, keyPair{}, "", err
 	}
 	if _, err := ca.leaf(certSpec{name: "serving", cn: kubeAPIServer, server: true}); err != nil {
-		return err
+		return nil, keyPair{}, "", err
 	}
 	admin, err := ca.leaf(certSpec{name: "admin", cn: "mooring-admin", orgs: []string{"system:masters"}})
 	if err != nil {
-		return err
+		return nil, keyPair{}, "", err
 	}
 	saKey, err := loadOrCreateSAKey(l.pki)
 	if err != nil {
-		return err
+		return nil, keyPair{}, "", err
 	}
 	ports, err := freePorts(5)
 	if err != nil {
-		return err
+		return nil, keyPair{}, "", err
 	}
 	l.etcdClient, l.etcdPeer, l.apiserver, l.controllerManager, l.scheduler = ports[0], ports[1], ports[2], ports[3], ports[4]
 
@@ -124,13 +124,27 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 		spec.name = component
 		kp, err := ca.leaf(spec)
 		if err != nil {
-			return err
+			return nil, keyPair{}, "", err
 		}
 		if err := writeKubeconfig(l.componentKubeconfig(component), l.serverURL(), ca.caPEM, kp); err != nil {
-			return err
+			return nil, keyPair{}, "", err
 		}
 	}
 	if err := writeKubeconfig(c.KubeconfigPath, l.serverURL(), ca.caPEM, admin); err != nil {
+		return nil, keyPair{}, "", err
+	}
+	return ca, admin, saKey, nil
+}
+
+func (c *Cluster) start(ctx context.Context, o Options) error {
+	l := &c.layout
+	for _, dir := range []string{l.state, l.logs, l.kubeconfigs, l.kwok} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	ca, admin, saKey, err := c.writeIdentities()
+	if err != nil {
 		return err
 	}
 	serverArgs := apiserverArgs(*l, saKey)

@@ -47,7 +47,7 @@ func ownerPaths() (p nodePaths, ok bool) {
 		return nodePaths{}, false
 	}
 	// The file holds the node directory, <StateDir>/node.
-	return newNodePaths(filepath.Dir(strings.TrimSpace(string(owner))), realNodeRunDir), true
+	return newNodePaths(filepath.Dir(strings.TrimSpace(string(owner)))), true
 }
 
 // Host tools the real node runs, with the Debian package that has each.
@@ -172,7 +172,7 @@ func prepareRealNode(ctx context.Context, o Options) (*realNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &realNode{paths: newNodePaths(o.StateDir, realNodeRunDir), lock: lock, kubeProxy: filepath.Join(o.BinDir, "kube-proxy")}
+	n := &realNode{paths: newNodePaths(o.StateDir), lock: lock, kubeProxy: filepath.Join(o.BinDir, "kube-proxy")}
 	if err := n.removeLeftovers(ctx); err != nil {
 		lock.release()
 		return nil, fmt.Errorf("remove what an earlier real node left behind: %w", err)

@@ -44,11 +44,13 @@ type nodePaths struct {
 	configs        string
 }
 
-func newNodePaths(stateDir, runDir string) nodePaths {
+// newNodePaths lays out the real node's directories under the cluster's state directory;
+// its runtime sockets are always under realNodeRunDir (one real node per machine).
+func newNodePaths(stateDir string) nodePaths {
 	dir := stateDir + "/node"
 	return nodePaths{
 		dir:            dir,
-		run:            runDir,
+		run:            realNodeRunDir,
 		containerdRoot: dir + "/containerd",
 		kubeletRoot:    dir + "/kubelet",
 		podLogs:        dir + "/pod-logs",

@@ -130,7 +130,7 @@ var errNoRealNode = errors.New("no local cluster runs a real node on this machin
 
 // runningNodeSocket is the containerd socket of the machine's running real node.
 func runningNodeSocket() (string, error) {
-	p := newNodePaths("", realNodeRunDir)
+	p := newNodePaths("")
 	if _, err := os.Stat(p.containerdSocket()); err != nil {
 		return "", errNoRealNode
 	}

@@ -24,7 +24,7 @@ func Reboot(ctx context.Context, stateDir, binDir string) error {
 	if err != nil {
 		return err
 	}
-	p := newNodePaths(stateDir, realNodeRunDir)
+	p := newNodePaths(stateDir)
 	var errs []error
 	for range 2 {
 		for _, pid := range append(clusterProcesses(stateDir), nodeProcesses(p)...) {

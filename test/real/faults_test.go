@@ -170,7 +170,7 @@ func TestNodeStopAndStart(t *testing.T) {
 		}
 		out, err := kubectl(ctx, "get", "node", localcluster.RealNodeName, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}")
 		if err != nil || strings.TrimSpace(out) != "True" {
-			return fmt.Errorf("Ready %q (%v)", out, err)
+			return fmt.Errorf("Ready %q (%w)", out, err)
 		}
 		return nil
 	})

@@ -167,7 +167,7 @@ func checkKept(ctx context.Context, state string) error {
 	}
 	cm, err := cs.CoreV1().ConfigMaps(startPaths.kept.Namespace).Get(ctx, startPaths.kept.Name, metav1.GetOptions{})
 	if err != nil || cm.Data["written"] != startPaths.kept.Data["written"] {
-		return fmt.Errorf("ConfigMap %s after the start: %v %v, want it kept with %v", startPaths.kept.Name, err, cm, startPaths.kept.Data)
+		return fmt.Errorf("ConfigMap %s after the start: %w %v, want it kept with %v", startPaths.kept.Name, err, cm, startPaths.kept.Data)
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func startChild(state, after string) (*child, error) {
 	case <-ready:
 	case err := <-c.done:
 		tail, _ := os.ReadFile(logPath)
-		return nil, fmt.Errorf("start after %s failed (%v):\n%s", after, err, lastLines(string(tail), 15))
+		return nil, fmt.Errorf("start after %s failed (%w):\n%s", after, err, lastLines(string(tail), 15))
 	case <-time.After(childTimeout):
 		_ = cmd.Process.Kill()
 		return nil, fmt.Errorf("start after %s not ready within %s; log %s", after, childTimeout, logPath)
