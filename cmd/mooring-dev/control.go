@@ -144,7 +144,13 @@ func restartComponent(ctx context.Context, cfg config, name string, out io.Write
 		slices.ContainsFunc(components, func(c localcluster.ComponentStatus) bool { return c.Name == name }) {
 		fmt.Fprintf(out, "mooring-dev: restarting %s\n", name)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://mooring-dev/restart/"+name, nil)
+	return post(ctx, client, "/restart/"+name, out)
+}
+
+// post asks the running mooring-dev to act (path under its control socket) and prints
+// its answer.
+func post(ctx context.Context, client *http.Client, path string, out io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://mooring-dev"+path, nil)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 
@@ -14,7 +13,7 @@ import (
 	"github.com/mooringhq/mooring/internal/localcluster"
 )
 
-const faultUsage = `mooring-dev fault node-stop | node-start | partition [NAMESPACE/]POD | heal [NAMESPACE/]POD | kill [NAMESPACE/]POD CONTAINER`
+const faultUsage = `mooring-dev fault node-stop [NODE] | node-start [NODE] | partition [NAMESPACE/]POD | heal [NAMESPACE/]POD | kill [NAMESPACE/]POD CONTAINER`
 
 // faultArgs are the operands each fault takes after its name.
 var faultArgs = map[string]int{"node-stop": 0, "node-start": 0, "partition": 1, "heal": 1, "kill": 2}
@@ -24,24 +23,24 @@ var faultArgs = map[string]int{"node-stop": 0, "node-start": 0, "partition": 1, 
 // the kubelet; the others act on a pod directly.
 func faultCommand(ctx context.Context, cfg config, args []string, out io.Writer) error {
 	n, ok := faultArgs[args[0]]
+	nodeFault := args[0] == "node-stop" || args[0] == "node-start"
+	// A node fault may name its node, as it would on a cluster of several; the local
+	// cluster has one real node, and any other name changes nothing.
+	if nodeFault && len(args) == 2 {
+		if args[1] != localcluster.RealNodeName {
+			return fmt.Errorf("%s: no real node %q: the local cluster's real node is %s", args[0], args[1], localcluster.RealNodeName)
+		}
+		args = args[:1]
+	}
 	if !ok || len(args)-1 != n {
 		return fmt.Errorf("usage: %s", faultUsage)
 	}
-	if args[0] == "node-stop" || args[0] == "node-start" {
+	if nodeFault {
 		client, err := controlClient(cfg.state)
 		if err != nil {
 			return err
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://mooring-dev/fault/"+args[0], nil)
-		if err != nil {
-			return err
-		}
-		body, err := do(client, req)
-		if err != nil {
-			return err
-		}
-		fmt.Fprint(out, "mooring-dev: "+body)
-		return nil
+		return post(ctx, client, "/fault/"+args[0], out)
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(cfg.state, "kubeconfig"))
 	if err != nil {

@@ -64,7 +64,7 @@ const usage = `usage: mooring-dev <run|up|down|clean|restart|status|image|fault|
          import image archives (docker save, OCI layout tars, make image) into the running real node
   image list
          the images the running real node has
-  fault node-stop | node-start | partition [NS/]POD | heal [NS/]POD | kill [NS/]POD CONTAINER
+  fault node-stop [NODE] | node-start [NODE] | partition [NS/]POD | heal [NS/]POD | kill [NS/]POD CONTAINER
          the real node dies as a machine does (kubelet killed, containers frozen,
          packets dropped) and comes back; a pod is cut off the network and healed; a
          container's process is killed
