@@ -266,25 +266,10 @@ func TestFieldErrorsNameTheField(t *testing.T) {
 	}
 }
 
-// send posts body with contentType, outside the validating client.
+// send posts body with contentType, outside the validating client, as nobody.
 func send(t *testing.T, p *portal, method, path, contentType, body string) (int, models.ErrorBody) {
 	t.Helper()
-	req, err := http.NewRequest(method, p.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var e models.ErrorResponse
-	b, _ := io.ReadAll(resp.Body)
-	_ = json.Unmarshal(b, &e)
-	return resp.StatusCode, e.Error
+	return sendRaw(t, p, "", method, path, contentType, body)
 }
 
 // TestJSONOnlyExactKeysAndMetrics: bodies are JSON with the document's exact keys; the

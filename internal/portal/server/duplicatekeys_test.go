@@ -16,12 +16,23 @@ import (
 // could not send a key twice).
 func sendAs(t *testing.T, p *portal, token, method, path, body string) (int, models.ErrorBody) {
 	t.Helper()
+	return sendRaw(t, p, token, method, path, "application/json", body)
+}
+
+// sendRaw sends body as it is with contentType (none when empty) and token as the
+// bearer (none when empty), and reads the error the portal answered, if any.
+func sendRaw(t *testing.T, p *portal, token, method, path, contentType, body string) (int, models.ErrorBody) {
+	t.Helper()
 	req, err := http.NewRequest(method, p.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/mooringhq/mooring/internal/portal/cluster"
 	"github.com/mooringhq/mooring/internal/testutil"
@@ -37,16 +36,11 @@ func TestLogOfAPodWhoseNodeServesNoLogs(t *testing.T) {
 	apiServer.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	admin, err := kubernetes.NewForConfig(adminConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ns := "ui-node-logs"
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	admin := adminWithNamespace(ctx, t, ns)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "simulated-node"}}
-	if node, err = admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+	node, err := admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}

@@ -45,14 +45,8 @@ func TestImpersonatedLogAndEventsAreTheUsers(t *testing.T) {
 	apiServer.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	admin, err := kubernetes.NewForConfig(adminConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ns := "ui-objects"
-	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	admin := adminWithNamespace(ctx, t, ns)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: ns},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}}
 	if _, err := admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
@@ -135,4 +129,17 @@ func TestImpersonatedLogAndEventsAreTheUsers(t *testing.T) {
 	if err := c.List(ctx, &corev1.PodList{}, client.InNamespace(ns)); !apierrors.IsForbidden(err) {
 		t.Errorf("pods as a user without rights through its kept client: want 403, got %v", err)
 	}
+}
+
+// adminWithNamespace is a client as the API server's admin, and namespace ns made with it.
+func adminWithNamespace(ctx context.Context, t *testing.T, ns string) kubernetes.Interface {
+	t.Helper()
+	admin, err := kubernetes.NewForConfig(adminConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return admin
 }
