@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -122,6 +123,12 @@ var (
 	slotActiveDesc = prometheus.NewDesc("mooring_db_replication_slot_active",
 		"PostgreSQL, on the primary: 1 while a replica uses the slot, else 0.",
 		[]string{"slot"}, nil)
+	volumeSizeDesc = prometheus.NewDesc("mooring_db_volume_size_bytes",
+		"Size of the data volume's filesystem (statfs of the data directory), reported whether or not the server runs.",
+		nil, nil)
+	volumeAvailableDesc = prometheus.NewDesc("mooring_db_volume_available_bytes",
+		"Bytes of the data volume the server may still write (statfs's available blocks); the manager keeps the server down below 16 MiB.",
+		nil, nil)
 	scrapeDurationDesc = prometheus.NewDesc("mooring_db_scrape_duration_seconds",
 		"How long the last query round took.", nil, nil)
 )
@@ -130,6 +137,8 @@ var (
 // metricsCacheFor at most, over one connection kept open by the source.
 type dbCollector struct {
 	engine string
+	// dataDir is the data volume's mount, whose filesystem's use is reported.
+	dataDir string
 	// ready says whether the server runs and is set up; before, the collector does not
 	// connect and reports mooring_db_up 0.
 	ready  func() bool
@@ -146,15 +155,15 @@ type dbCollector struct {
 	reported string // the last error logged, so a lasting one is logged once
 }
 
-func newDBCollector(engine string, source metricsSource, ready func() bool, logger *log.Logger) *dbCollector {
-	return &dbCollector{engine: engine, ready: ready, source: source, log: logger, now: time.Now}
+func newDBCollector(engine, dataDir string, source metricsSource, ready func() bool, logger *log.Logger) *dbCollector {
+	return &dbCollector{engine: engine, dataDir: dataDir, ready: ready, source: source, log: logger, now: time.Now}
 }
 
 // Describe sends every descriptor the collector may emit.
 func (c *dbCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{upDesc, roleDesc, connectionsDesc, maxConnectionsDesc, committedDesc,
 		rolledBackDesc, databaseSizeDesc, walDesc, binlogWrittenDesc, binlogSizeDesc, streamingDesc, lagSecondsDesc,
-		lagBytesDesc, replicaLagBytesDesc, replicaLagSecondsDesc, slotRetainedDesc, slotActiveDesc, scrapeDurationDesc} {
+		lagBytesDesc, replicaLagBytesDesc, replicaLagSecondsDesc, slotRetainedDesc, slotActiveDesc, volumeSizeDesc, volumeAvailableDesc, scrapeDurationDesc} {
 		ch <- d
 	}
 }
@@ -205,6 +214,12 @@ func (c *dbCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
+	}
+	// The volume is reported even while the server is down: a full volume keeps it down.
+	var fs syscall.Statfs_t
+	if c.dataDir != "" && syscall.Statfs(c.dataDir, &fs) == nil {
+		gauge(volumeSizeDesc, float64(fs.Blocks)*float64(fs.Bsize))
+		gauge(volumeAvailableDesc, float64(fs.Bavail)*float64(fs.Bsize))
 	}
 	if err != nil {
 		gauge(upDesc, 0, c.engine)
@@ -289,7 +304,7 @@ func (m *manager) withMetrics(next http.Handler) (http.Handler, func()) {
 	if source == nil {
 		return next, func() {}
 	}
-	c := newDBCollector(m.cfg.Engine, source, func() bool { return m.configured.Load() && m.st.get().Running }, m.log)
+	c := newDBCollector(m.cfg.Engine, m.cfg.DataDir, source, func() bool { return m.configured.Load() && m.st.get().Running }, m.log)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metricsHandler(c))
 	mux.Handle("/", next)

@@ -73,8 +73,12 @@ func TestPostgreSQLMetrics(t *testing.T) {
 		if err := s.has(map[string]float64{`mooring_db_up{engine="postgresql"}`: 1, `mooring_db_role{role="primary"}`: 1,
 			`mooring_db_role{role="replica"}`: 0, `mooring_db_max_connections`: 100, `mooring_db_connections`: anyValue,
 			`mooring_db_transactions_committed_total`: anyValue, `mooring_db_database_size_bytes{database="postgres"}`: anyValue,
-			`mooring_db_wal_written_bytes_total`: anyValue}); err != nil {
+			`mooring_db_wal_written_bytes_total`: anyValue, `mooring_db_volume_size_bytes`: anyValue,
+			`mooring_db_volume_available_bytes`: anyValue}); err != nil {
 			return err
+		}
+		if s[`mooring_db_volume_available_bytes`] <= 0 || s[`mooring_db_volume_available_bytes`] > s[`mooring_db_volume_size_bytes`] {
+			return fmt.Errorf("volume available %v of %v bytes", s[`mooring_db_volume_available_bytes`], s[`mooring_db_volume_size_bytes`])
 		}
 		if s[`mooring_db_database_size_bytes{database="postgres"}`] < 1<<20 || s[`mooring_db_wal_written_bytes_total`] <= 0 {
 			return fmt.Errorf("database size %v, WAL %v: want a database of a MiB or more and WAL written",

@@ -9,10 +9,15 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // series is a scrape of /metrics: each sample line's series ("name{labels}") and value.
@@ -94,7 +99,7 @@ func TestDBCollectorCache(t *testing.T) {
 	src := &countingSource{}
 	ready := true
 	now := time.Unix(1_800_000_000, 0)
-	c := newDBCollector("postgresql", src, func() bool { return ready }, log.New(io.Discard, "", 0))
+	c := newDBCollector("postgresql", "", src, func() bool { return ready }, log.New(io.Discard, "", 0))
 	c.now = func() time.Time { return now }
 	srv := httptest.NewServer(metricsHandler(c))
 	defer srv.Close()
@@ -190,4 +195,31 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// TestDatabaseMetricsDocumented: every series the collector may emit has its row in
+// docs/database-metrics.md.
+func TestDatabaseMetricsDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "database-metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *prometheus.Desc, 64)
+	newDBCollector("postgresql", "", &countingSource{}, func() bool { return true }, log.New(io.Discard, "", 0)).Describe(ch)
+	close(ch)
+	name := regexp.MustCompile(`fqName: "([^"]+)"`)
+	var n int
+	for d := range ch {
+		m := name.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("no name in %s", d)
+		}
+		n++
+		if !strings.Contains(string(doc), "| `"+m[1]+"` |") {
+			t.Errorf("docs/database-metrics.md has no row for %s", m[1])
+		}
+	}
+	if n < 15 {
+		t.Errorf("the collector describes %d series, fewer than it emits", n)
+	}
 }
