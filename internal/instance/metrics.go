@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log"
 	"net/http"
+	"regexp"
 	"sync"
 	"syscall"
 	"time"
@@ -320,3 +321,21 @@ func keepOneConnection(db *sql.DB) *sql.DB {
 	db.SetConnMaxIdleTime(0)
 	return db
 }
+
+// MetricNames are the names of every series /metrics may serve, for the tests that check
+// alerts and dashboards use only metrics something exports.
+func MetricNames() []string {
+	ch := make(chan *prometheus.Desc, 64)
+	(&dbCollector{}).Describe(ch)
+	close(ch)
+	var names []string
+	for d := range ch {
+		if m := descName.FindStringSubmatch(d.String()); m != nil {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// descName finds a Desc's name in its String(), the only place client_golang shows it.
+var descName = regexp.MustCompile(`fqName: "([^"]+)"`)
