@@ -134,13 +134,14 @@ func TestPostgreSQLMetrics(t *testing.T) {
 			`mooring_db_role{role="primary"}`: 0, `mooring_db_replication_streaming`: 1, `mooring_db_replication_lag_seconds`: anyValue,
 			`mooring_db_replication_lag_bytes`: anyValue, `mooring_db_wal_written_bytes_total`: anyValue})
 	})
-	p.waitSeries(t, "the primary's view of the replica and its slot", func(s series) error {
+	last := p.waitSeries(t, "the primary's view of the replica and its slot", func(s series) error {
 		if _, ok := s[`mooring_db_replication_lag_seconds`]; ok {
 			return fmt.Errorf("the primary reports a lag of its own")
 		}
 		return s.has(map[string]float64{`mooring_db_replica_lag_bytes{replica="db_1"}`: anyValue,
 			`mooring_db_replication_slot_active{slot="db_1"}`: 1, `mooring_db_replication_slot_retained_bytes{slot="db_1"}`: anyValue})
 	})
+	t.Logf("PostgreSQL primary with a replica: a query round took %.1f ms", 1000*last[`mooring_db_scrape_duration_seconds`])
 	for _, pr := range []*proc{p, r} {
 		if strings.Contains(pr.log(), admin) || strings.Contains(pr.log(), appPassword) {
 			t.Errorf("a password is in the manager's log:\n%s", pr.log())
@@ -196,16 +197,19 @@ func TestMariaDBMetrics(t *testing.T) {
 	replicaPort := freePort(t)
 	r := startManager(t, self, u, args(1, replicaPort)...)
 	r.waitReady(t, 2*time.Minute)
-	r.waitSeries(t, "the replica's role and lag", func(s series) error {
+	rs := r.waitSeries(t, "the replica's role and lag", func(s series) error {
 		return s.has(map[string]float64{`mooring_db_up{engine="mariadb"}`: 1, `mooring_db_role{role="replica"}`: 1,
 			`mooring_db_role{role="primary"}`: 0, `mooring_db_replication_streaming`: 1, `mooring_db_replication_lag_seconds`: 0,
 			`mooring_db_replication_lag_bytes`: 0})
 	})
-	if s, err := scrapeMetrics(p.metricsURL()); err != nil || s[`mooring_db_role{role="primary"}`] != 1 {
+	s, err := scrapeMetrics(p.metricsURL())
+	if err != nil || s[`mooring_db_role{role="primary"}`] != 1 {
 		t.Fatalf("the primary after the replica joined: %v\n%s", err, s)
 	} else if _, ok := s[`mooring_db_replication_streaming`]; ok {
 		t.Errorf("the primary reports replication of its own:\n%s", s)
 	}
+	t.Logf("MariaDB: a query round took %.1f ms on the primary, %.1f ms on the replica",
+		1000*s[`mooring_db_scrape_duration_seconds`], 1000*rs[`mooring_db_scrape_duration_seconds`])
 	for _, pr := range []*proc{p, r} {
 		if strings.Contains(pr.log(), admin) || strings.Contains(pr.log(), appPassword) {
 			t.Errorf("a password is in the manager's log:\n%s", pr.log())
