@@ -365,7 +365,9 @@ func TestValuesThatCannotWorkFail(t *testing.T) {
 			"serviceMonitor": map[string]any{"enabled": true}}}, "MooringOperatorDown", thirdPartyAPIs},
 		// Rather than Helm's "no matches for kind ServiceMonitor".
 		"ServiceMonitor without prometheus-operator": {map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}},
-			"metrics.serviceMonitor.enabled needs prometheus-operator's CRDs (ServiceMonitor, PrometheusRule: monitoring.coreos.com/v1), which this cluster does not serve. Install them first (kube-prometheus-stack, or the prometheus-operator-crds chart), or set metrics.serviceMonitor.enabled=false.", []string{"cert-manager.io/v1"}},
+			"metrics.serviceMonitor.enabled needs prometheus-operator's CRDs (ServiceMonitor, PodMonitor, PrometheusRule: monitoring.coreos.com/v1), which this cluster does not serve. Install them first (kube-prometheus-stack, or the prometheus-operator-crds chart), or set metrics.serviceMonitor.enabled=false.", []string{"cert-manager.io/v1"}},
+		"PodMonitor without prometheus-operator": {map[string]any{"metrics": map[string]any{"podMonitor": map[string]any{"enabled": true}}},
+			"metrics.podMonitor.enabled needs prometheus-operator's CRDs (ServiceMonitor, PodMonitor, PrometheusRule: monitoring.coreos.com/v1), which this cluster does not serve", nil},
 		"rules without prometheus-operator": {map[string]any{"metrics": map[string]any{"prometheusRule": rule, "serviceMonitor": map[string]any{"enabled": true}}},
 			"or set metrics.serviceMonitor.enabled=false and metrics.prometheusRule.enabled=false.", nil},
 		"cert-manager mode without cert-manager": {map[string]any{"webhook": map[string]any{"certManagement": "cert-manager"}},
