@@ -22,7 +22,6 @@ import (
 
 	"github.com/mooringhq/mooring/internal/devenv"
 	"github.com/mooringhq/mooring/internal/plugin"
-	"github.com/mooringhq/mooring/internal/testutil"
 	"github.com/mooringhq/mooring/internal/testutil/clusterenv"
 )
 
@@ -40,11 +39,8 @@ func TestMain(m *testing.M) {
 // rollout bounds waits for workloads on kwok nodes; generous on a loaded machine.
 const rollout = 90 * time.Second
 
-var (
-	leaderRBAC sync.Once
-	// operatorMu keeps parallel tests from starting two operators.
-	operatorMu sync.Mutex
-)
+// leaderRBAC grants the operator leader election once.
+var leaderRBAC sync.Once
 
 // operatorArgs run the operator with leader election, as in production, so doctor has a
 // lease to read, and with controller-runtime's per-reconcile debug lines, so a test can
@@ -52,20 +48,11 @@ var (
 var operatorArgs = []string{"--leader-elect=true", "--leader-election-namespace=" + devenv.Namespace, "--zap-log-level=5"}
 
 // ensureOperator starts the operator when it is not running (the suite starts without
-// it), and waits until the API server can call its webhooks.
+// it), with leader election, and waits until the API server can call its webhooks.
 func ensureOperator(t *testing.T) {
 	t.Helper()
 	leaderRBAC.Do(func() { grantLeaderElection(t) })
-	operatorMu.Lock()
-	defer operatorMu.Unlock()
-	if suite.Operator == nil {
-		if err := suite.StartOperator(context.Background(), operatorArgs...); err != nil {
-			t.Fatalf("start operator: %v", err)
-		}
-	}
-	testutil.Eventually(t, time.Minute, "webhooks callable", func() error {
-		return devenv.WebhooksReady(context.Background(), suite.Config)
-	})
+	suite.EnsureOperatorServing(t, operatorArgs...)
 }
 
 // grantLeaderElection binds config/rbac's leader election Role to the operator's
