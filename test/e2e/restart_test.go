@@ -47,7 +47,7 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	if err := suite.StartOperator(context.Background(), "--max-concurrent-reconciles=1"); err != nil {
 		t.Fatal(err)
 	}
-	mustKubectl(t, "annotate", "apps", "--all", "-n", ns, "mooring.dev/paused-")
+	suite.MustRun(t, "annotate", "apps", "--all", "-n", ns, "mooring.dev/paused-")
 	// Only creations count: a modification or an error event is not a new Deployment, and a
 	// closed watch would otherwise yield zero values at once and pass for three.
 	seen := 0
