@@ -154,9 +154,9 @@ spec:
 func TestStatusOfAppAndCache(t *testing.T) {
 	t.Parallel()
 	ensureOperator(t)
-	ns := namespace(t, "status-app")
-	apply(t, ns, sample(t, "mooring_v1_app.yaml"))
-	apply(t, ns, sample(t, "mooring_v1_cacheinstance.yaml"))
+	ns := suite.Namespace(t, "status-app")
+	suite.Apply(t, ns, sample(t, "mooring_v1_app.yaml"))
+	suite.Apply(t, ns, sample(t, "mooring_v1_cacheinstance.yaml"))
 
 	waitTree(t, ns, "app/hello", "every line healthy", settled)
 	waitTree(t, ns, "cacheinstance/sessions", "every line healthy", settled)
@@ -191,8 +191,8 @@ func TestStatusOfDatabaseWithUnreadyPodAndFailedBackup(t *testing.T) {
 	t.Parallel()
 	ensureOperator(t)
 	ctx := context.Background()
-	ns := namespace(t, "status-db")
-	apply(t, ns, statusDatabase)
+	ns := suite.Namespace(t, "status-db")
+	suite.Apply(t, ns, statusDatabase)
 	db := &v1beta1.DatabaseCluster{}
 	testutil.Eventually(t, rollout, "DatabaseCluster orders Running with 2 ready", func() error {
 		if err := suite.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "orders"}, db); err != nil {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,16 +80,6 @@ func grantLeaderElection(t *testing.T) {
 	}
 }
 
-// namespace creates a namespace for one test.
-func namespace(t *testing.T, name string) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := suite.Client.Create(context.Background(), ns); err != nil {
-		t.Fatalf("create namespace %s: %v", name, err)
-	}
-	return name
-}
-
 // result is what one in-process run of the plugin printed.
 type result struct {
 	out, errOut string
@@ -118,16 +107,6 @@ func mustRun(t *testing.T, o *plugin.Options, args ...string) string {
 		t.Fatalf("kubectl mooring %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.err, r.out, r.errOut)
 	}
 	return r.out
-}
-
-// apply applies a manifest with kubectl in ns.
-func apply(t *testing.T, ns, manifest string) {
-	t.Helper()
-	cmd := suite.Kubectl("apply", "-n", ns, "-f", "-")
-	cmd.Stdin = strings.NewReader(manifest)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply: %v\n%s\n---\n%s", err, out, manifest)
-	}
 }
 
 // sample reads a file of config/samples.
