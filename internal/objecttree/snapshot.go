@@ -148,7 +148,7 @@ func owned[T any, PT interface {
 	return out
 }
 
-// roots returns every Mooring object of the Snapshot as a tree: Apps, CacheInstances,
+// Roots returns every Mooring object of the Snapshot as a tree: Apps, CacheInstances,
 // DatabaseClusters (with their Backups), and Backups whose database is not there.
 func (s *Snapshot) Roots(now time.Time) []*Node {
 	var out []*Node
