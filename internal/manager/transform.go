@@ -100,9 +100,10 @@ func keepConfigMap(cm *corev1.ConfigMap) {
 	}
 }
 
-// keepClaim keeps a volume's requests (a Backup grows its own) and status.
+// keepClaim keeps a volume's requests and storage class (a Backup grows its own volume; a
+// DatabaseCluster names the class that refuses to grow one) and status.
 func keepClaim(pvc *corev1.PersistentVolumeClaim) {
-	pvc.Spec = corev1.PersistentVolumeClaimSpec{Resources: pvc.Spec.Resources}
+	pvc.Spec = corev1.PersistentVolumeClaimSpec{Resources: pvc.Spec.Resources, StorageClassName: pvc.Spec.StorageClassName}
 }
 
 // keepCronJob keeps whether a Backup's CronJob is suspended, and its status.
