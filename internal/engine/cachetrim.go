@@ -112,6 +112,7 @@ func Trim[C client.Object](keep func(C)) toolscache.TransformFunc {
 		a[ContentHashAnnotation] = strconv.FormatUint(hash, 16)
 		obj.SetAnnotations(a)
 		keep(obj)
+		internMetadata(obj)
 		return obj, nil
 	}
 }
