@@ -121,7 +121,7 @@ func New(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	// Children and pods by owner, so a reconcile lists its own and not its namespace's.
-	if err := engine.IndexChildren(context.Background(), mgr.GetFieldIndexer(), append(ownedTypes(), &corev1.Pod{})...); err != nil {
+	if err := engine.IndexChildren(context.Background(), mgr.GetCache(), append(ownedTypes(), &corev1.Pod{})...); err != nil {
 		return nil, err
 	}
 	return mgr, nil
