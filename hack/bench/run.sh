@@ -127,8 +127,8 @@ fi
 # informers' and the engine's own records).
 case $suite in
 bench|sizes)
-  echo "== cache sizes (N_CACHE of each: Apps, CacheInstances, portal Users)" >&2
-  (cd "$root" && KUBEBUILDER_ASSETS="$assets" go run ./hack/bench/cachesize -n "$n_cache" -json "$out/cachesize.json") |
+  echo "== cache sizes (N_SIZES, 100, of each: Apps, CacheInstances, portal Users)" >&2
+  (cd "$root" && KUBEBUILDER_ASSETS="$assets" go run ./hack/bench/cachesize -n "${N_SIZES:-100}" -json "$out/cachesize.json") |
     tee "$out/cachesize-table.txt"
   ;;
 esac

@@ -43,7 +43,7 @@ import (
 )
 
 func main() {
-	n := flag.Int("n", 1000, "Apps, CacheInstances and Users to create")
+	n := flag.Int("n", 100, "Apps, CacheInstances and Users to create (envtest serves 256 Service addresses: at most 120 each)")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	flag.Parse()
 	rows, err := run(*n)
