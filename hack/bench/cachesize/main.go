@@ -91,7 +91,12 @@ func run(n int) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = env.Stop() }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = env.Stop()
+		}
+	}()
 	ctx := context.Background()
 	// Mooring's scheme and the portal's Users, which the manager does not know.
 	scheme := runtime.NewScheme()
@@ -136,6 +141,7 @@ func run(n int) ([]row, error) {
 		}
 		lists[i] = k.items(k.list)
 	}
+	stopped = true // Stop waits for the manager, which only stops once
 	if err := env.Stop(); err != nil {
 		return nil, err
 	}
@@ -188,7 +194,7 @@ func create(ctx context.Context, c client.Client, n int) error {
 
 // waitList lists k until it has n objects (the manager is still creating children).
 func waitList(ctx context.Context, c client.Client, k kind, n int) error {
-	deadline := time.Now().Add(5 * time.Minute)
+	deadline, last := time.Now().Add(5*time.Minute), time.Now()
 	for {
 		if err := c.List(ctx, k.list, k.selector); err != nil {
 			return err
@@ -196,6 +202,10 @@ func waitList(ctx context.Context, c client.Client, k kind, n int) error {
 		got := len(k.items(k.list))
 		if got >= n {
 			return nil
+		}
+		if time.Since(last) > 10*time.Second {
+			fmt.Fprintf(os.Stderr, "waiting for %s of %s: %d of %d\n", k.name, k.of, got, n)
+			last = time.Now()
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s of %s: %d after 5m, want %d", k.name, k.of, got, n)
