@@ -158,6 +158,10 @@ fuzz: ## Fuzz longer than `make test` (which runs only the seeds): each conversi
 bench: tools ## Benchmark against envtest (hack/opbench): 1000 and 100 CacheInstances and 2000 Apps against the API server's floor, and 1000 CacheInstances beside unrelated Secrets and ConfigMaps; one table, JSON in bin/bench.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) hack/bench/run.sh bench
 
+.PHONY: bench-sizes
+bench-sizes: tools ## Go heap per cached object per kind, before and after the cache's transforms, and per portal User (hack/bench/cachesize; make bench runs it too).
+	KUBEBUILDER_ASSETS=$(TEST_ASSETS) hack/bench/run.sh sizes
+
 .PHONY: bench-fleet
 bench-fleet: tools ## The long benchmark (~13 min on 2 cores): 10,000 Apps over 10 namespaces, a cold restart re-check and 2 minutes of churn; table and JSON in bin/bench.
 	KUBEBUILDER_ASSETS=$(TEST_ASSETS) hack/bench/run.sh fleet

@@ -5,6 +5,8 @@
 #   hack/bench/run.sh cache        only the 1000 CacheInstances against the floor (~3 min)
 #   hack/bench/run.sh apps         only the 2000 Apps against the floor (~2 min)
 #   hack/bench/run.sh fleet        10,000 Apps over 10 namespaces, restart re-check, churn
+#   hack/bench/run.sh sizes        Go heap per cached object per kind, before and after the
+#                                  cache's transforms, and per portal User (hack/bench/cachesize)
 # Environment: MOORING (operator binary; by default the checkout's, built as the image
 # builds it: static, without symbols), OUT (results directory,
 # default bin/bench), N_CACHE (1000), N_APPS (2000), N_FLEET (10000), IDLE (60s), PROFILE (seconds of CPU
@@ -111,9 +113,22 @@ fleet)
     --churn-rate 20 --churn-duration 2m \
     --churn-patch '{"spec":{"config":"greeting=churn-{{.Index}}"}}' --churn-child 'v1/ConfigMap={{.Name}}-config'
   ;;
+sizes)
+  ;;
 *)
-  echo "usage: $0 bench|cache|apps|fleet" >&2
+  echo "usage: $0 bench|cache|apps|fleet|sizes" >&2
   exit 2
   ;;
 esac
-"$opbench" table "${results[@]}" | tee "$out/$suite-table.txt"
+if [ ${#results[@]} -gt 0 ]; then
+  "$opbench" table "${results[@]}" | tee "$out/$suite-table.txt"
+fi
+# Heap per cached object per kind (the table's heap B/obj is all kinds together, with the
+# informers' and the engine's own records).
+case $suite in
+bench|sizes)
+  echo "== cache sizes (N_SIZES, 100, of each: Apps, CacheInstances, portal Users)" >&2
+  (cd "$root" && KUBEBUILDER_ASSETS="$assets" go run ./hack/bench/cachesize -n "${N_SIZES:-100}" -json "$out/cachesize.json") |
+    tee "$out/cachesize-table.txt"
+  ;;
+esac

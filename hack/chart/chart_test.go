@@ -463,8 +463,8 @@ func TestPortalAndOperatorValues(t *testing.T) {
 
 	proxy := map[string]any{"name": "HTTPS_PROXY", "value": "http://proxy:3128"}
 	env, _, _ := unstructured.NestedSlice(container(pod(t, map[string]any{"env": []any{proxy}}, "mooring-controller-manager")), "env")
-	if len(env) != 2 || env[0].(map[string]any)["name"] != "POD_NAMESPACE" || !reflect.DeepEqual(env[1], proxy) {
-		t.Errorf("operator env %v, want POD_NAMESPACE and %v", env, proxy)
+	if len(env) != 3 || env[0].(map[string]any)["name"] != "POD_NAMESPACE" || env[1].(map[string]any)["name"] != "MOORING_MEMORY_LIMIT" || !reflect.DeepEqual(env[2], proxy) {
+		t.Errorf("operator env %v, want POD_NAMESPACE, MOORING_MEMORY_LIMIT and %v", env, proxy)
 	}
 }
 

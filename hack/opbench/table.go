@@ -13,7 +13,7 @@ import (
 // table prints one row per result file: `opbench table a.json b.json ...`.
 func table(w io.Writer, files []string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tN\tready s\tfloor s\tready/floor\tCPU/floor\tw/o operator\tms/CR\twrites/CR\tevents/CR\tGET 404/CR\tidle writes\trestart writes\trestart settle s\top CPU s\tapiserver CPU s\tRSS MiB\tHWM MiB\theap B/obj\tchurn p99 child/status s\t")
+	fmt.Fprintln(tw, "run\tN\tready s\tfloor s\tready/floor\tCPU/floor\tw/o operator\tms/CR\twrites/CR\tevents/CR\tGET 404/CR\tidle writes\trestart writes\trestart settle s\top CPU s\tapiserver CPU s\tRSS MiB\tHWM MiB\theap B/obj\tRSS KiB/obj\tchurn p99 child/status s\t")
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -77,6 +77,12 @@ func row(name string, r *result) string {
 			heap = fmt.Sprintf("%.0f", (after-m.HeapBeforeLoad)/float64(m.CachedObjects))
 		}
 	}
+	// The whole process's resident memory (binary, runtime, heap, stacks) over the objects
+	// it caches: the figure to compare with other operators, which publish it so.
+	rssPerObject := "-"
+	if m := r.Memory; m != nil && m.CachedObjects > 0 && rss > 0 {
+		rssPerObject = fmt.Sprintf("%.1f", float64(rss)/float64(m.CachedObjects))
+	}
 	churn := "-"
 	if c := r.Churn; c != nil {
 		churn = fmt.Sprintf("%.2f/%.2f", c.ChildLat.P99, c.StatusLat.P99)
@@ -84,7 +90,7 @@ func row(name string, r *result) string {
 			churn += fmt.Sprintf(" (%d/%d missing)", c.ChildMissing, c.StatusMissing)
 		}
 	}
-	cols = append(cols, heap, churn)
+	cols = append(cols, heap, rssPerObject, churn)
 	return strings.Join(cols, "\t") + "\t"
 }
 

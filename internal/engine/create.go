@@ -52,6 +52,7 @@ func (s *Scope[T]) create(ctx context.Context, gvk schema.GroupVersionKind, desi
 	}
 	// desired becomes the live child, as after an apply.
 	reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(obj).Elem())
+	s.trust.remember(obj, annotations[mooringv1.SpecHashAnnotation])
 	s.written(gvk, desired, changeCreated)
 	return true, nil
 }

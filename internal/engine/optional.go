@@ -98,7 +98,9 @@ func (o *optionalKinds) reader(ctx context.Context, gvk schema.GroupVersionKind)
 		Scheme:               o.mgr.GetScheme(),
 		Mapper:               o.mgr.GetRESTMapper(),
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{mooringv1.ManagedByLabel: mooringv1.ManagedBy}),
-		DefaultTransform:     cache.TransformStripManagedFields(),
+		// Optional kinds are children whose status alone Mooring reads (an HTTPRoute's
+		// parents): trimmed to it, like the manager's cache trims the built-in kinds.
+		DefaultTransform: Trim(KeepStatus[client.Object]),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cache for %s: %w", gvk.Kind, err)

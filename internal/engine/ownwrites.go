@@ -192,6 +192,7 @@ func (w *ownWrites) forget(gvk schema.GroupVersionKind, obj client.Object) {
 type childHandler struct {
 	gvk    schema.GroupVersionKind
 	writes *ownWrites
+	trust  *trust
 	owner  handler.EventHandler
 }
 
@@ -213,6 +214,7 @@ func (h *childHandler) Update(ctx context.Context, e event.UpdateEvent, q queue)
 
 func (h *childHandler) Delete(ctx context.Context, e event.DeleteEvent, q queue) {
 	h.writes.forget(h.gvk, e.Object)
+	h.trust.forget(e.Object.GetUID())
 	h.owner.Delete(ctx, e, q)
 }
 

@@ -43,6 +43,7 @@ type Reconciler[T Object] struct {
 	optional *optionalKinds
 	onDemand *onDemandWatches
 	writes   *ownWrites
+	trust    *trust
 	contests *contests
 }
 
@@ -97,6 +98,7 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 		optional:  optional,
 		onDemand:  newOnDemandWatches(opts.OnDemand),
 		writes:    newOwnWrites(),
+		trust:     newTrust(),
 		contests:  newContests(DefaultContestBackoff),
 	}
 	gvk, err := apiutil.GVKForObject(handler.NewObject(), mgr.GetScheme())
@@ -129,7 +131,7 @@ func SetupWithManager[T Object](mgr ctrl.Manager, handler Handler[T], opts Optio
 		}
 		r.writes.track(wgvk)
 		// Like Owns, but the events of the reconcile's own writes queue nothing.
-		b = b.Watches(w.Object, &childHandler{gvk: wgvk, writes: r.writes, owner: w.Handler})
+		b = b.Watches(w.Object, &childHandler{gvk: wgvk, writes: r.writes, trust: r.trust, owner: w.Handler})
 	}
 	for _, e := range extend {
 		e(b)
@@ -160,7 +162,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 		Object: obj, Client: r.client, Log: log,
 		reader: r.reader, scheme: r.client.Scheme(), recorder: r.recorder,
 		component: r.component, applied: map[childKey]struct{}{}, optional: r.optional, onDemand: r.onDemand,
-		writes: r.writes, contests: r.contests,
+		writes: r.writes, trust: r.trust, contests: r.contests,
 	}
 	before := obj.DeepCopyObject().(T)
 

@@ -47,6 +47,7 @@ type Scope[T Object] struct {
 	optional  *optionalKinds
 	onDemand  *onDemandWatches
 	writes    *ownWrites
+	trust     *trust
 	// changes lists what this reconcile did to children ("Deployment web created"); the
 	// engine reports them in one event when the reconcile ends.
 	changes []change
@@ -171,14 +172,28 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 		return fmt.Errorf("%s %s already exists and is not controlled by %s %s; rename or delete it",
 			gvk.Kind, desired.GetName(), s.Object.GetObjectKind().GroupVersionKind().Kind, s.Object.GetName())
 	}
+	if _, trimmed := cachedContentHash(liveObj); trimmed {
+		// The cache holds the child trimmed (cachetrim.go): trusted as it is when this
+		// process last saw it match, otherwise read whole and compared.
+		if s.trust.holds(liveObj, hash) && s.metadataMatches(want, liveObj) {
+			s.skip(gvk, desired, liveObj)
+			return nil
+		}
+		if liveObj, found, err = s.readWhole(ctx, gvk, desired); err != nil {
+			return err
+		}
+		if !found {
+			// Deleted since the cache saw it; the next reconcile (its delete event) makes it.
+			return fmt.Errorf("%s %s was deleted while being compared", gvk.Kind, desired.GetName())
+		}
+	}
 	have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveObj)
 	if err != nil {
 		return err
 	}
 	if isSubset(want, have) {
-		childWrites.WithLabelValues(gvk.Kind, "skipped").Inc()
-		s.calm(gvk, desired.GetName())
-		reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
+		s.trust.remember(liveObj, hash)
+		s.skip(gvk, desired, liveObj)
 		return nil
 	}
 	// Another writer's change of a field it keeps changing is restored with backoff.
@@ -211,6 +226,41 @@ func (s *Scope[T]) Apply(ctx context.Context, desired client.Object, opts ...App
 		s.changes = s.changes[:len(s.changes)-1]
 	}
 	return nil
+}
+
+// skip leaves a child that matches as it is; desired becomes the live child.
+func (s *Scope[T]) skip(gvk schema.GroupVersionKind, desired, liveObj client.Object) {
+	childWrites.WithLabelValues(gvk.Kind, "skipped").Inc()
+	s.calm(gvk, desired.GetName())
+	reflect.ValueOf(desired).Elem().Set(reflect.ValueOf(liveObj).Elem())
+}
+
+// metadataMatches reports whether the metadata Mooring sets (labels, annotations, owner
+// references) is on the cached child, which keeps all of it.
+func (s *Scope[T]) metadataMatches(want map[string]any, cached client.Object) bool {
+	have, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cached)
+	if err != nil {
+		return false
+	}
+	return isSubset(want["metadata"], have["metadata"])
+}
+
+// readWhole reads the child desired names past the cache, whole.
+func (s *Scope[T]) readWhole(ctx context.Context, gvk schema.GroupVersionKind, desired client.Object) (obj client.Object, found bool, err error) {
+	live, err := s.scheme.New(gvk)
+	if err != nil {
+		return nil, false, err
+	}
+	obj = live.(client.Object)
+	if err := s.reader.Get(ctx, client.ObjectKeyFromObject(desired), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("read %s %s: %w", gvk.Kind, desired.GetName(), err)
+	}
+	// A typed read leaves the type empty; the comparison wants it, as the cache has it.
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return obj, true, nil
 }
 
 // live reads the cached copy of the child desired names; found is false when the cache
@@ -247,6 +297,7 @@ func (s *Scope[T]) apply(ctx context.Context, gvk schema.GroupVersionKind, desir
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, desired); err != nil {
 		return err
 	}
+	s.trust.remember(desired, desired.GetAnnotations()[mooringv1.SpecHashAnnotation])
 	s.written(gvk, desired, changeUpdated)
 	return nil
 }

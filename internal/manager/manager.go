@@ -14,6 +14,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,20 +72,34 @@ func ownedTypes() []client.Object {
 	return out
 }
 
-// CacheOptions caches only Mooring's children (by label) and drops managedFields, which
-// Mooring never reads and which are often the larger part of an object.
+// CacheOptions caches only Mooring's children (by label), each trimmed to what Mooring
+// reads of it (transform.go), and drops managedFields and kubectl's last-applied
+// annotation of everything else, which Mooring never reads and which are often the
+// larger part of an object.
 func CacheOptions() cache.Options {
 	managed := labels.SelectorFromSet(labels.Set{mooringv1.ManagedByLabel: mooringv1.ManagedBy})
+	transforms := childTransforms()
 	byObject := map[client.Object]cache.ByObject{}
 	for _, o := range ownedTypes() {
-		byObject[o] = cache.ByObject{Label: managed}
+		byObject[o] = cache.ByObject{Label: managed, Transform: transformOf(transforms, o)}
 	}
 	// Pods only to say why a rollout does not complete: Mooring's, trimmed to their status.
 	byObject[&corev1.Pod{}] = cache.ByObject{Label: managed, Transform: rollout.TrimPod}
 	return cache.Options{
 		ByObject:         byObject,
-		DefaultTransform: stripUnread,
+		DefaultTransform: engine.StripUnread,
 	}
+}
+
+// transformOf is the transform of o's type; a child kind without one of its own keeps
+// all it has, and the engine compares it whole, as before there were transforms.
+func transformOf(transforms map[client.Object]toolscache.TransformFunc, o client.Object) toolscache.TransformFunc {
+	for t, f := range transforms {
+		if reflect.TypeOf(t) == reflect.TypeOf(o) {
+			return f
+		}
+	}
+	return engine.StripUnread
 }
 
 // New creates a manager from opts, with Mooring's scheme, cache settings and API request
@@ -106,7 +121,7 @@ func New(cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	// Children and pods by owner, so a reconcile lists its own and not its namespace's.
-	if err := engine.IndexChildren(context.Background(), mgr.GetFieldIndexer(), append(ownedTypes(), &corev1.Pod{})...); err != nil {
+	if err := engine.IndexChildren(context.Background(), mgr.GetCache(), append(ownedTypes(), &corev1.Pod{})...); err != nil {
 		return nil, err
 	}
 	return mgr, nil
