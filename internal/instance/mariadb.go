@@ -752,12 +752,16 @@ func (m *mariadb) copyPrimary(ctx context.Context, localConf string) error {
 		return err
 	}
 	_ = w.Close() // the dump's copy keeps the pipe open; the client sees its end
+	// Waited for at once, not after the load: the manager reaps zombies that nobody
+	// waits for (reaper.go).
+	dumpDone := make(chan error, 1)
+	go func() { dumpDone <- dump.Wait() }()
 	loadRunErr := load.Run()
 	_ = r.Close()
 	if loadRunErr != nil && dump.Process != nil {
 		_ = dump.Process.Kill() // it would block on a pipe nobody reads
 	}
-	dumpRunErr := dump.Wait()
+	dumpRunErr := <-dumpDone
 	var errs []error
 	if dumpRunErr != nil {
 		errs = append(errs, fmt.Errorf("%s: %w: %s", m.d.dump, dumpRunErr, lastLines(dumpErr.String(), 3)))

@@ -26,6 +26,9 @@ type Status struct {
 	Fault *Fault `json:"fault,omitempty"`
 	// Observation is the running server's role and position, when it answers.
 	Observation *Observation `json:"observation,omitempty"`
+	// Cloning: the instance found its volume empty in a cluster that has data and is
+	// copying the primary; it is not ready until the copy is complete.
+	Cloning bool `json:"cloning,omitempty"`
 	// Error is the last error of a step the manager retries (AfterStart, a clone).
 	Error string `json:"error,omitempty"`
 }
