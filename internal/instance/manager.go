@@ -32,12 +32,14 @@ const (
 // manager runs one instance: the Engine's server as its child, the status server, and
 // the fault loop.
 type manager struct {
-	cfg        Config
-	engine     Engine
-	st         state
-	configured atomic.Bool
-	log        *log.Logger
-	signals    signalForwarder
+	cfg         Config
+	engine      Engine
+	st          state
+	configured  atomic.Bool
+	log         *log.Logger
+	signals     signalForwarder
+	tokens      tokenCache
+	statusCache statusCache
 }
 
 // Run is `mooring instance run`: it returns when ctx ends (the pod stops) after a

@@ -375,10 +375,9 @@ func (m *mariadb) serverConf() string {
 		"read_only = " + readOnly,
 		// Replication starts when AfterStart has pointed it at the primary, once.
 		m.d.skipReplicaStart,
-		// The smallest pods Mooring makes have 256Mi: half the default pool leaves room
-		// for connections and the server's other buffers.
-		"innodb_buffer_pool_size = 64M",
 	}
+	// The buffer pool follows the container's memory limit (memory.go).
+	conf = append(conf, MemorySettings(m.cfg.Engine, m.cfg.MemoryLimit)...)
 	conf = append(conf, m.d.conf...)
 	return strings.Join(conf, "\n") + "\n"
 }

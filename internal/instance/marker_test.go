@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 )
 
@@ -16,6 +17,7 @@ import (
 type fakeEngine struct {
 	initialised bool
 	initialise  int
+	observes    atomic.Int32
 }
 
 func (f *fakeEngine) Check(context.Context) error { return nil }
@@ -31,6 +33,7 @@ func (f *fakeEngine) StopSignal() os.Signal            { return os.Interrupt }
 func (f *fakeEngine) Ready(context.Context) error      { return nil }
 func (f *fakeEngine) AfterStart(context.Context) error { return nil }
 func (f *fakeEngine) Observe(context.Context) (Observation, error) {
+	f.observes.Add(1)
 	return Observation{Role: RolePrimary}, nil
 }
 
