@@ -25,6 +25,7 @@ func TestMemorySettings(t *testing.T) {
 		"mariadb 512Mi: half":                           {"mariadb", 512 * mi, []string{"innodb_buffer_pool_size = 256M"}},
 		"mariadb just under 2Gi: half":                  {"mariadb", 2*gi - mi, []string{"innodb_buffer_pool_size = 1023M"}},
 		"mariadb 2Gi: 70%":                              {"mariadb", 2 * gi, []string{"innodb_buffer_pool_size = 1433M"}},
+		"mariadb 4Gi: 70%":                              {"mariadb", 4 * gi, []string{"innodb_buffer_pool_size = 2867M"}},
 		"mysql 8Gi: 70%":                                {"mysql", 8 * gi, []string{"innodb_buffer_pool_size = 5734M"}},
 		"unknown engine":                                {"oracle", gi, nil},
 	}
