@@ -105,11 +105,25 @@ func TestSignalsReachTheServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f := &signalForwarder{}
-	f.start(ctx, t.Logf)
+	logged := make(chan string, 4)
+	f.start(ctx, func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		t.Log(msg)
+		logged <- msg
+	})
 
-	// No server: the signal is dropped (Go's default would end the test process).
+	// No server: the signal is dropped (Go's default would end the test process). It is
+	// handled before the server starts, or it would reach the server.
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case msg := <-logged:
+		if !strings.Contains(msg, "dropped") {
+			t.Fatalf("a SIGHUP while no server runs: %q, want it dropped", msg)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a SIGHUP while no server runs was not handled within 10s")
 	}
 	marker := t.TempDir() + "/hup"
 	server := exec.Command("sh", "-c", `trap 'echo hup > "$0"; exit 0' HUP; : > "$0.ready"; while :; do sleep 0.05; done`, marker)
