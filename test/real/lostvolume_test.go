@@ -173,7 +173,10 @@ func podOnNewClaim(ns, pod string, old types.UID) error {
 		if p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil && time.Since(p.CreationTimestamp.Time) > 10*time.Second {
 			_ = suite.cs.CoreV1().Pods(ns).Delete(ctx, pod, metav1.DeleteOptions{})
 		}
-		return fmt.Errorf("pod %s waits for its old claim to go (%v)", pod, err)
+		if err != nil {
+			return fmt.Errorf("pod %s waits for a new claim: %w", pod, err)
+		}
+		return fmt.Errorf("pod %s waits for its old claim %s to go", pod, old)
 	case err != nil:
 		return err
 	}
