@@ -117,6 +117,10 @@ const (
 const (
 	// ConditionLastBackupSucceeded is True when the most recent finished backup succeeded.
 	ConditionLastBackupSucceeded = "LastBackupSucceeded"
+	// ConditionBackupNowWaiting is True, and exists only, while the backup the
+	// backup-now annotation asks for waits for another dump Job of the Backup to finish:
+	// one dump at a time per Backup.
+	ConditionBackupNowWaiting = "BackupNowWaiting"
 )
 
 // Condition and event reasons of a Backup.
@@ -136,6 +140,9 @@ const (
 	ReasonDumpsRetained      = "DumpsRetained"
 	ReasonCronJobSuspended   = "CronJobSuspended"
 	ReasonInvalidSchedule    = "InvalidSchedule"
+	// ReasonBackupInProgress: another dump Job of the Backup runs (BackupNowWaiting, and
+	// a Normal event when the wait begins).
+	ReasonBackupInProgress = "BackupInProgress"
 	// ReasonStorageKept is the Warning event of a Backup deleted with cleanupPolicy Delete
 	// whose volume was kept because it holds files that are not the Backup's dumps.
 	ReasonStorageKept = "StorageKept"

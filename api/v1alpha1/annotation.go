@@ -25,7 +25,7 @@ func CheckConversionAnnotation(raw string) error {
 }
 
 // readAnnotation reads the conversion annotation strictly: a JSON object of nothing but
-// storage, secretName and deletionPolicy, names matched exactly (as the API server matches
+// storage, secretName, deletionPolicy and resources, names matched exactly (as the API server matches
 // field names), each of its type; null is an absent field. Their values are checked by the
 // validating webhook on the v1beta1 object, as any v1beta1 request's. With the error it
 // returns the fields it could read nonetheless: an object stored as v1alpha1 by an older
@@ -50,6 +50,10 @@ func readAnnotation(raw string) (beta1Only, error) {
 		case "deletionPolicy":
 			if !decode(value, &extra.DeletionPolicy) {
 				problems = append(problems, "deletionPolicy must be a string")
+			}
+		case "resources":
+			if !decode(value, &extra.Resources) {
+				problems = append(problems, "resources must be an object of requests and limits")
 			}
 		case "storage":
 			storage, more := readStorage(value)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
@@ -19,13 +20,14 @@ const ConversionAnnotation = "mooring.dev/v1beta1-fields"
 
 // beta1Only are the v1beta1 spec fields v1alpha1 lacks: all the annotation carries.
 type beta1Only struct {
-	Storage        *v1beta1.StorageSpec   `json:"storage,omitempty"`
-	SecretName     string                 `json:"secretName,omitempty"`
-	DeletionPolicy v1beta1.DeletionPolicy `json:"deletionPolicy,omitempty"`
+	Storage        *v1beta1.StorageSpec         `json:"storage,omitempty"`
+	SecretName     string                       `json:"secretName,omitempty"`
+	DeletionPolicy v1beta1.DeletionPolicy       `json:"deletionPolicy,omitempty"`
+	Resources      *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 func (b beta1Only) empty() bool {
-	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == ""
+	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == "" && b.Resources == nil
 }
 
 // ConvertTo converts this v1alpha1 DatabaseCluster to the v1beta1 hub.
@@ -64,6 +66,7 @@ func (src *DatabaseCluster) ConvertTo(hub conversion.Hub) error {
 		dst.Status.RestoredFrom = &v1beta1.RestoredFromStatus{Backup: r.Backup, Dump: r.Dump, Time: r.Time.DeepCopy()}
 	}
 	dst.Status.StorageSize = copyQuantity(src.Status.StorageSize)
+	dst.Status.Initialized = src.Status.Initialized
 	if c := src.Status.Credentials; c != nil {
 		dst.Status.Credentials = &v1beta1.DatabaseCredentialsStatus{Revision: c.Revision, Hash: c.Hash, AdminHash: c.AdminHash}
 	}
@@ -91,6 +94,7 @@ func (src *DatabaseCluster) ConvertTo(hub conversion.Hub) error {
 	}
 	dst.Spec.SecretName = extra.SecretName
 	dst.Spec.DeletionPolicy = extra.DeletionPolicy
+	dst.Spec.Resources = extra.Resources
 	return nil
 }
 
@@ -132,6 +136,7 @@ func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
 		dst.Status.RestoredFrom = &RestoredFromStatus{Backup: r.Backup, Dump: r.Dump, Time: r.Time.DeepCopy()}
 	}
 	dst.Status.StorageSize = copyQuantity(src.Status.StorageSize)
+	dst.Status.Initialized = src.Status.Initialized
 	if c := src.Status.Credentials; c != nil {
 		dst.Status.Credentials = &DatabaseCredentialsStatus{Revision: c.Revision, Hash: c.Hash, AdminHash: c.AdminHash}
 	}
@@ -152,6 +157,7 @@ func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
 	extra := beta1Only{
 		SecretName:     src.Spec.SecretName,
 		DeletionPolicy: src.Spec.DeletionPolicy,
+		Resources:      src.Spec.Resources.DeepCopy(),
 	}
 	if src.Spec.Storage.Size != nil || src.Spec.Storage.StorageClassName != nil {
 		extra.Storage = src.Spec.Storage.DeepCopy()

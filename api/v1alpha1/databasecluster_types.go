@@ -102,6 +102,10 @@ type DatabaseClusterStatus struct {
 	// +optional
 	RestoredFrom *RestoredFromStatus `json:"restoredFrom,omitempty"`
 
+	// Initialized: the cluster has data (see v1beta1).
+	// +optional
+	Initialized bool `json:"initialized,omitempty"`
+
 	// StorageSize is the size the data volumes were last grown to.
 	// +optional
 	StorageSize *resource.Quantity `json:"storageSize,omitempty"`

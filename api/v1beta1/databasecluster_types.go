@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -116,6 +117,13 @@ type DatabaseClusterSpec struct {
 	// +optional
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 
+	// Resources of each database container. When unset, Mooring's defaults: requests
+	// cpu 100m and memory 256Mi, a memory limit of 512Mi, no CPU limit. The servers'
+	// memory settings (PostgreSQL's shared_buffers, InnoDB's buffer pool) follow the
+	// memory limit. A request above its limit is refused.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
 	// Bootstrap says where a new cluster's first data comes from: a dump of a Backup.
 	// Without it the cluster starts empty. It can be set only when the cluster is
 	// created, and cannot change afterwards.
@@ -195,6 +203,12 @@ type DatabaseClusterStatus struct {
 	// RestoredFrom names the Backup dump the cluster's data came from (spec.bootstrap).
 	// +optional
 	RestoredFrom *RestoredFromStatus `json:"restoredFrom,omitempty"`
+
+	// Initialized is set once the primary has first been ready: from then on the cluster
+	// has data, and an instance that finds its volume empty copies the primary instead of
+	// initialising an empty database (the primary itself waits). Mooring never unsets it.
+	// +optional
+	Initialized bool `json:"initialized,omitempty"`
 }
 
 // InstanceRole is the part a database pod plays in its cluster.

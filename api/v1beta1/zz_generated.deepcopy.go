@@ -5,7 +5,8 @@
 package v1beta1
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -107,6 +108,11 @@ func (in *DatabaseClusterList) DeepCopyObject() runtime.Object {
 func (in *DatabaseClusterSpec) DeepCopyInto(out *DatabaseClusterSpec) {
 	*out = *in
 	in.Storage.DeepCopyInto(&out.Storage)
+	if in.Resources != nil {
+		in, out := &in.Resources, &out.Resources
+		*out = new(v1.ResourceRequirements)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.Bootstrap != nil {
 		in, out := &in.Bootstrap, &out.Bootstrap
 		*out = new(BootstrapSpec)
@@ -144,7 +150,7 @@ func (in *DatabaseClusterStatus) DeepCopyInto(out *DatabaseClusterStatus) {
 	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
-		*out = make([]v1.Condition, len(*in))
+		*out = make([]metav1.Condition, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}

@@ -28,6 +28,21 @@ umask 077
 mkdir -p "$BACKUP_DIR"
 own="${DUMP_OWNER:+$DUMP_OWNER-}"
 
+# One dump at a time per directory: a Backup's scheduled Job and an on-demand one may
+# start at once, and would pick the same name and write the same partial file. The
+# second waits for the first. The lock is flock(1) on the directory itself (no file to
+# leave behind), held until this script exits; the kernel drops it with a pod that dies,
+# so it never goes stale. Backups sharing a directory take turns too. An image without
+# flock runs unlocked (the operator still starts no on-demand Job while another of the
+# Backup's runs).
+if command -v flock >/dev/null 2>&1; then
+	exec 9<"$BACKUP_DIR"
+	if ! flock -n 9; then
+		echo "backup: another dump into $BACKUP_DIR is running; waiting for it to finish"
+		flock 9
+	fi
+fi
+
 # Named after the second the dump starts (UTC), so names sort by age. A dump started in
 # the same second as an existing one waits for the next second rather than overwrite it.
 while :; do

@@ -284,7 +284,7 @@ func TestRestoreJob(t *testing.T) {
 				t.Fatalf("job spec %+v", spec)
 			}
 			fail := spec.PodFailurePolicy.Rules[1].OnExitCodes
-			if *fail.ContainerName != ctr.Name || len(fail.Values) != 4 || contains32(fail.Values, RestoreCannotConnect) {
+			if *fail.ContainerName != ctr.Name || len(fail.Values) != 5 || contains32(fail.Values, RestoreCannotConnect) || !contains32(fail.Values, RestoreIncompatible) {
 				t.Errorf("fail-job exit codes %+v", fail)
 			}
 		})

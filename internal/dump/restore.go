@@ -25,6 +25,9 @@ const (
 	// RestoreCannotConnect: the server could not be reached, refused the login, or the
 	// connection broke. The only cause that is retried.
 	RestoreCannotConnect int32 = 6
+	// RestoreIncompatible: the dump's header names another engine, or a newer version
+	// than the server's, which may not load it; nothing was loaded.
+	RestoreIncompatible int32 = 7
 )
 
 // Restore is one load of a dump into a database's primary.
@@ -110,7 +113,7 @@ func RestoreJobSpec(template corev1.PodTemplateSpec) batchv1.JobSpec {
 			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
 				ContainerName: ptr.To(restoreContainerName),
 				Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
-				Values:        []int32{RestoreMisconfigured, RestoreFileMissing, RestoreNotGzip, RestoreSQLError},
+				Values:        []int32{RestoreMisconfigured, RestoreFileMissing, RestoreNotGzip, RestoreSQLError, RestoreIncompatible},
 			},
 		},
 	}}

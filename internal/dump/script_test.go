@@ -660,3 +660,48 @@ func TestRestoreScriptPicksNewestDump(t *testing.T) {
 	none := runRestore(t, bin, append(env[:len(env):len(env)], "RESTORE_OWNER=payments"))
 	none.expectFailure(t, RestoreFileMissing, "file missing", dir+"/payments-*.sql.gz")
 }
+
+// Two dumps of one Backup started at once (its scheduled Job beside an on-demand one)
+// take turns: both succeed with a dump of their own, the second says it waited.
+func TestBackupsStartedTogetherTakeTurns(t *testing.T) {
+	bin := t.TempDir()
+	// A dump that takes a moment, so that the two overlap.
+	fake := "#!/bin/sh\nsleep 1\necho \"-- dumped\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "pg_dump"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "backups")
+	env := []string{"DB_ENGINE=postgresql", "DB_HOST=orders.shop.svc", "DB_PORT=5432", "DB_USER=app",
+		"PGPASSWORD=" + testPassword, "BACKUP_DIR=" + dir, "KEEP_LAST=0", "DUMP_OWNER=orders"}
+	type result struct {
+		out string
+		err error
+	}
+	results := make(chan result, 2)
+	for range 2 {
+		go func() {
+			out, err := scriptCommand(BackupScript, bin, env).CombinedOutput()
+			results <- result{string(out), err}
+		}()
+	}
+	var outs []string
+	for range 2 {
+		r := <-results
+		if r.err != nil {
+			t.Fatalf("a backup failed: %v\n%s", r.err, r.out)
+		}
+		outs = append(outs, r.out)
+	}
+	dumps := listDir(t, dir)
+	if len(dumps) != 2 || dumps[0] == dumps[1] {
+		t.Fatalf("two backups at once left %v, want two dumps of their own; outputs:\n%s", dumps, strings.Join(outs, "\n"))
+	}
+	for _, d := range dumps {
+		if sql := gunzip(t, filepath.Join(dir, d)); sql != "-- dumped\n" {
+			t.Errorf("dump %s holds %q, want one whole dump", d, sql)
+		}
+	}
+	if joined := strings.Join(outs, "\n"); !strings.Contains(joined, "waiting for it to finish") {
+		t.Errorf("neither backup says it waited for the other:\n%s", joined)
+	}
+}

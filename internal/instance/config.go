@@ -25,6 +25,9 @@ const (
 	AdminSecretDir = "/etc/mooring/admin"
 	// AppSecretDir holds the credentials Secret's keys as files ("username", "password").
 	AppSecretDir = "/etc/mooring/app"
+	// ClusterStateDir holds the keys of the cluster's state ConfigMap (<name>-state) as
+	// files: what the cluster as a whole knows that a pod's own volume cannot (marker.go).
+	ClusterStateDir = "/etc/mooring/cluster"
 	// StatusPort serves /healthz, /readyz and /status.
 	StatusPort = 8008
 	// ReplicationUser is the user replicas connect as; its password is the superuser's.
@@ -50,7 +53,10 @@ type Config struct {
 	Port, PrimaryPort int
 	// DataDir, RunDir and the Secret directories default to the constants above; tests
 	// point them elsewhere.
-	DataDir, RunDir, AdminSecretDir, AppSecretDir string
+	DataDir, RunDir, AdminSecretDir, AppSecretDir, ClusterStateDir string
+	// MemoryLimit is the database container's memory limit in bytes (0: none); the
+	// server's memory settings are derived from it (memory.go).
+	MemoryLimit int64
 	// StatusAddr is where the status server listens (":8008").
 	StatusAddr string
 }
@@ -91,7 +97,7 @@ func (c Config) AppCredentials() (user, password string, err error) {
 // ParseConfig reads the flags of `mooring instance run`; the pod's name and index may
 // also come from POD_NAME and POD_INDEX (the downward API).
 func ParseConfig(args []string) (Config, error) {
-	c := Config{DataDir: DataDir, RunDir: RunDir, AdminSecretDir: AdminSecretDir, AppSecretDir: AppSecretDir}
+	c := Config{DataDir: DataDir, RunDir: RunDir, AdminSecretDir: AdminSecretDir, AppSecretDir: AppSecretDir, ClusterStateDir: ClusterStateDir}
 	fs := flag.NewFlagSet("instance run", flag.ContinueOnError)
 	fs.StringVar(&c.Engine, "engine", "", "postgresql, mysql or mariadb")
 	fs.StringVar(&c.Version, "version", "", "the cluster's spec.version")
@@ -104,6 +110,8 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.RunDir, "run-dir", c.RunDir, "a private writable directory")
 	fs.StringVar(&c.AdminSecretDir, "admin-secret-dir", c.AdminSecretDir, "the superuser Secret's files")
 	fs.StringVar(&c.AppSecretDir, "app-secret-dir", c.AppSecretDir, "the credentials Secret's files")
+	fs.StringVar(&c.ClusterStateDir, "cluster-state-dir", c.ClusterStateDir, "the cluster's state ConfigMap's files")
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "the container's memory limit in bytes; 0 for none")
 	fs.StringVar(&c.StatusAddr, "status-address", ":"+strconv.Itoa(StatusPort), "address of /healthz, /readyz and /status")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -119,6 +127,9 @@ func ParseConfig(args []string) (Config, error) {
 	c.Index = i
 	if c.Engine == "" || c.Version == "" || c.Pod == "" || c.Port == 0 {
 		errs = append(errs, errors.New("--engine, --version, --pod (or POD_NAME) and --port are required"))
+	}
+	if c.MemoryLimit < 0 {
+		errs = append(errs, fmt.Errorf("--memory-limit %d is negative", c.MemoryLimit))
 	}
 	if c.Index > 0 && c.PrimaryHost == "" {
 		errs = append(errs, errors.New("--primary-host is required on a replica"))

@@ -57,7 +57,7 @@ type Observation struct {
 // lasts and reports it.
 type Fault struct {
 	// Reason is a CamelCase word for a condition's reason: MissingBinaries,
-	// VersionMismatch, UnknownData, DiskFull, CloneFailed, InitFailed.
+	// VersionMismatch, UnknownData, DiskFull, CloneFailed, InitFailed, PrimaryDataLost.
 	Reason string `json:"reason"`
 	// Message says what is wrong and what to do; never a secret.
 	Message string `json:"message"`

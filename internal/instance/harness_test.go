@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -139,10 +140,13 @@ var httpc = &http.Client{Timeout: 5 * time.Second}
 type proc struct {
 	cmd        *exec.Cmd
 	statusAddr string
-	mu         sync.Mutex
-	out        bytes.Buffer
-	done       chan struct{}
-	err        error
+	// adminSecretDir is the manager's --admin-secret-dir: /status wants the token of
+	// its password.
+	adminSecretDir string
+	mu             sync.Mutex
+	out            bytes.Buffer
+	done           chan struct{}
+	err            error
 }
 
 func (p *proc) Write(b []byte) (int, error) {
@@ -167,6 +171,11 @@ func startManager(t *testing.T, bin string, u osUser, args ...string) *proc {
 func startManagerEnv(t *testing.T, bin string, u osUser, env []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{statusAddr: "127.0.0.1:" + strconv.Itoa(freePort(t)), done: make(chan struct{})}
+	for _, a := range args {
+		if dir, ok := strings.CutPrefix(a, "--admin-secret-dir="); ok {
+			p.adminSecretDir = dir
+		}
+	}
 	p.cmd = exec.Command(bin, append([]string{"run", "--status-address=" + p.statusAddr}, args...)...)
 	p.cmd.Env = append(append(os.Environ(), "MOORING_INSTANCE_MAIN=1", "HOME=/tmp", "USER="+u.name), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p, p
@@ -205,7 +214,14 @@ func (p *proc) stop(t *testing.T) {
 // status reads /status.
 func (p *proc) status() (Status, error) {
 	var s Status
-	resp, err := httpc.Get("http://" + p.statusAddr + "/status")
+	req, err := http.NewRequest(http.MethodGet, "http://"+p.statusAddr+"/status", nil)
+	if err != nil {
+		return s, err
+	}
+	if pw, err := os.ReadFile(filepath.Join(p.adminSecretDir, "password")); err == nil {
+		req.Header.Set("Authorization", "Bearer "+StatusToken(string(pw)))
+	}
+	resp, err := httpc.Do(req)
 	if err != nil {
 		return s, err
 	}

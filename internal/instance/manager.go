@@ -32,11 +32,14 @@ const (
 // manager runs one instance: the Engine's server as its child, the status server, and
 // the fault loop.
 type manager struct {
-	cfg        Config
-	engine     Engine
-	st         state
-	configured atomic.Bool
-	log        *log.Logger
+	cfg         Config
+	engine      Engine
+	st          state
+	configured  atomic.Bool
+	log         *log.Logger
+	signals     signalForwarder
+	tokens      tokenCache
+	statusCache statusCache
 }
 
 // Run is `mooring instance run`: it returns when ctx ends (the pod stops) after a
@@ -64,6 +67,8 @@ func Run(ctx context.Context, cfg Config) error {
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close() //nolint:errcheck // the process is ending
+	go reapOrphans(ctx, m.log.Printf)
+	m.signals.start(ctx, m.log.Printf)
 	return m.loop(ctx)
 }
 
@@ -128,6 +133,9 @@ func (m *manager) prepare(ctx context.Context) error {
 		return f
 	}
 	if !m.engine.Initialised() {
+		if err := m.guardEmptyVolume(); err != nil {
+			return err
+		}
 		m.st.update(func(s *Status) { s.Phase = "Initialising" })
 		m.log.Printf("initialising the data directory as the %s", m.cfg.Role())
 		if err := m.engine.Initialise(ctx); err != nil {
@@ -145,6 +153,8 @@ func (m *manager) serve(ctx context.Context) error {
 		return &Fault{Reason: FaultServerFailed, Message: fmt.Sprintf("start %s: %v", cmd.Path, err)}
 	}
 	m.log.Printf("server started (pid %d)", cmd.Process.Pid)
+	m.signals.server.Store(cmd.Process)
+	defer m.signals.server.Store(nil)
 	m.configured.Store(false)
 	m.st.update(func(s *Status) { s.Fault, s.Phase, s.Running, s.Error = nil, "Starting", true, "" })
 	exited := make(chan error, 1)
@@ -185,7 +195,7 @@ func (m *manager) afterStart(ctx context.Context) {
 		if err == nil {
 			if err = m.engine.AfterStart(ctx); err == nil {
 				m.configured.Store(true)
-				m.st.update(func(s *Status) { s.Phase, s.Error = "Running", "" })
+				m.st.update(func(s *Status) { s.Phase, s.Error, s.Cloning = "Running", "", false })
 				m.log.Printf("server ready as the %s", m.cfg.Role())
 				return
 			}

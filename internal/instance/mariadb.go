@@ -375,10 +375,9 @@ func (m *mariadb) serverConf() string {
 		"read_only = " + readOnly,
 		// Replication starts when AfterStart has pointed it at the primary, once.
 		m.d.skipReplicaStart,
-		// The smallest pods Mooring makes have 256Mi: half the default pool leaves room
-		// for connections and the server's other buffers.
-		"innodb_buffer_pool_size = 64M",
 	}
+	// The buffer pool follows the container's memory limit (memory.go).
+	conf = append(conf, MemorySettings(m.cfg.Engine, m.cfg.MemoryLimit)...)
 	conf = append(conf, m.d.conf...)
 	return strings.Join(conf, "\n") + "\n"
 }
@@ -752,12 +751,16 @@ func (m *mariadb) copyPrimary(ctx context.Context, localConf string) error {
 		return err
 	}
 	_ = w.Close() // the dump's copy keeps the pipe open; the client sees its end
+	// Waited for at once, not after the load: the manager reaps zombies that nobody
+	// waits for (reaper.go).
+	dumpDone := make(chan error, 1)
+	go func() { dumpDone <- dump.Wait() }()
 	loadRunErr := load.Run()
 	_ = r.Close()
 	if loadRunErr != nil && dump.Process != nil {
 		_ = dump.Process.Kill() // it would block on a pipe nobody reads
 	}
-	dumpRunErr := dump.Wait()
+	dumpRunErr := <-dumpDone
 	var errs []error
 	if dumpRunErr != nil {
 		errs = append(errs, fmt.Errorf("%s: %w: %s", m.d.dump, dumpRunErr, lastLines(dumpErr.String(), 3)))

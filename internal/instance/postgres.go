@@ -243,6 +243,8 @@ func (p *postgres) Configure(context.Context) error {
 		"logging_collector = off",
 		"log_destination = 'stderr'",
 	}
+	// Memory follows the container's limit (memory.go).
+	conf = append(conf, MemorySettings(p.cfg.Engine, p.cfg.MemoryLimit)...)
 	signal := filepath.Join(p.pgdata(), "standby.signal")
 	if p.cfg.Role() == RoleReplica {
 		if err := p.writePassfile(); err != nil {

@@ -26,6 +26,9 @@ type Status struct {
 	Fault *Fault `json:"fault,omitempty"`
 	// Observation is the running server's role and position, when it answers.
 	Observation *Observation `json:"observation,omitempty"`
+	// Cloning: the instance found its volume empty in a cluster that has data and is
+	// copying the primary; it is not ready until the copy is complete.
+	Cloning bool `json:"cloning,omitempty"`
 	// Error is the last error of a step the manager retries (AfterStart, a clone).
 	Error string `json:"error,omitempty"`
 }
@@ -49,7 +52,8 @@ func (st *state) get() Status {
 }
 
 // handler serves the probes and /status. /readyz asks the server now (a stale answer
-// would keep a stopped server in the Service); /status adds the observation.
+// would keep a stopped server in the Service); /status, for the operator only, adds the
+// observation, at most a second old.
 func (m *manager) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -75,19 +79,12 @@ func (m *manager) handler() http.Handler {
 		w.WriteHeader(http.StatusOK)
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
-		s := m.st.get()
-		if s.Running {
-			ctx, cancel := context.WithTimeout(r.Context(), 4*time.Second)
-			defer cancel()
-			s.Ready = m.engine.Ready(ctx) == nil && m.configured.Load()
-			if s.Ready {
-				if o, err := m.engine.Observe(ctx); err == nil {
-					s.Observation = &o
-				} else {
-					s.Error = err.Error()
-				}
-			}
+		if !m.authorized(r) {
+			// Only the operator asks (statusauth.go); the probes use /healthz and /readyz.
+			http.Error(w, "a bearer token of this cluster is required", http.StatusUnauthorized)
+			return
 		}
+		s := m.observed(r.Context())
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s)
 	})

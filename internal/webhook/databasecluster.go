@@ -233,6 +233,9 @@ func validateFields(old, db *v1beta1.DatabaseCluster) field.ErrorList {
 			errs = append(errs, field.Invalid(spec.Child("storage", "storageClassName"), *name, msg))
 		}
 	}
+	if r := db.Spec.Resources; r != nil && (old == nil || !equality.Semantic.DeepEqual(old.Spec.Resources, r)) {
+		errs = append(errs, databaseResources(spec.Child("resources"), r)...)
+	}
 	errs = append(errs, validateConversionAnnotation(old, db)...)
 	return errs
 }

@@ -637,6 +637,7 @@ func TestCronJobSuspendedWhileDatabaseGone(t *testing.T) {
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "orders-headless", Namespace: ns}},
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "orders-ro", Namespace: ns}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orders-binding", Namespace: ns}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orders-state", Namespace: ns}},
 	} {
 		if err := env.Client.Delete(ctx, child); client.IgnoreNotFound(err) != nil {
 			t.Fatal(err)

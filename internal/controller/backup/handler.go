@@ -115,10 +115,12 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*mooringv1.Backup]) (
 		return ctrl.Result{}, err
 	}
 	o.cronJob = cronJob
-	if o.jobs, err = backupNow(ctx, s, target, jobs); err != nil {
+	var running string
+	if o.jobs, running, err = backupNow(ctx, s, target, jobs); err != nil {
 		return ctrl.Result{}, err
 	}
 	derive(s, o)
+	backupNowWaiting(s, running)
 	return ctrl.Result{}, nil
 }
 
@@ -270,7 +272,10 @@ func isStorageOf(pvc *corev1.PersistentVolumeClaim, b *mooringv1.Backup) bool {
 // no Job yet, and trims older finished on-demand Jobs to ManualJobsHistory. It returns
 // jobs with the Job it started: its create event does not bring the Backup back (the
 // engine's own writes do not), so status must count it now.
-func backupNow(ctx context.Context, s *engine.Scope[*mooringv1.Backup], db dump.Database, jobs []batchv1.Job) ([]batchv1.Job, error) {
+//
+// One dump at a time per Backup: while another of its dump Jobs runs, the new one is not
+// created; running names that Job, and the Job's end brings the Backup back.
+func backupNow(ctx context.Context, s *engine.Scope[*mooringv1.Backup], db dump.Database, jobs []batchv1.Job) (_ []batchv1.Job, running string, _ error) {
 	b := s.Object
 	value := b.Annotations[mooringv1.BackupNowAnnotation]
 	current := ""
@@ -281,12 +286,15 @@ func backupNow(ctx context.Context, s *engine.Scope[*mooringv1.Backup], db dump.
 			exists = exists || j.Name == current
 		}
 		if !exists {
+			running = runningJob(jobs)
+		}
+		if !exists && running == "" {
 			// A Job the cache has not seen yet is not created twice: its name stands for
 			// the annotation's value, and CreateOnce creates a name once.
 			job := ManualJob(b, db, value)
 			created, err := s.CreateOnce(ctx, job)
 			if err != nil {
-				return jobs, err
+				return jobs, "", err
 			}
 			if created {
 				jobs = append(jobs[:len(jobs):len(jobs)], *job)
@@ -309,10 +317,10 @@ func backupNow(ctx context.Context, s *engine.Scope[*mooringv1.Backup], db dump.
 	})
 	for i := ManualJobsHistory; i < len(finished); i++ {
 		if err := s.Delete(ctx, &finished[i]); err != nil {
-			return jobs, err
+			return jobs, running, err
 		}
 	}
-	return jobs, nil
+	return jobs, running, nil
 }
 
 // dumpJobs lists the Backup's scheduled and on-demand Jobs from the cache.

@@ -46,11 +46,11 @@ const (
 )
 
 // Children are the cluster's children besides its StatefulSet, in apply order: the
-// headless, primary and read-only Services, the binding ConfigMap and, with more than one
+// headless, primary and read-only Services, the binding and state ConfigMaps and, with more than one
 // instance, the PodDisruptionBudget. The StatefulSet is Sync's to add: a refused volume
 // expansion builds it with the volumes' old size, and a Bitnami-era one is kept as it is.
 func Children(db *v1beta1.DatabaseCluster) []client.Object {
-	out := []client.Object{HeadlessService(db), PrimaryService(db), ReadOnlyService(db), BindingConfigMap(db)}
+	out := []client.Object{HeadlessService(db), PrimaryService(db), ReadOnlyService(db), BindingConfigMap(db), StateConfigMap(db)}
 	if pdb := PodDisruptionBudget(db); pdb != nil {
 		out = append(out, pdb)
 	}
@@ -113,6 +113,7 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 			"--engine=" + string(db.Spec.Engine), "--version=" + db.Spec.Version,
 			"--primary-host=" + fmt.Sprintf("%s.%s", PrimaryPodName(db), HeadlessServiceName(db)),
 			"--port=" + strconv.Itoa(int(e.port))},
+		Resources: Resources(db),
 		Env: []corev1.EnvVar{
 			{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 			{Name: "POD_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + podIndexLabel + "']"}}},
@@ -127,6 +128,7 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 			{Name: binVolume, MountPath: instance.BinDir, ReadOnly: true},
 			{Name: adminVolume, MountPath: instance.AdminSecretDir, ReadOnly: true},
 			{Name: appVolume, MountPath: instance.AppSecretDir, ReadOnly: true},
+			{Name: stateVolume, MountPath: instance.ClusterStateDir, ReadOnly: true},
 		},
 		// The manager answers /healthz while it lives, also while a fault keeps the
 		// server down (so a fault is reported, not crash-looped); /readyz asks the server.
@@ -149,7 +151,9 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 		{Name: binVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("256Mi"))}}},
 		secretVolume(adminVolume, AdminSecretName(db)),
 		secretVolume(appVolume, db.Spec.SecretName),
+		stateVolumeSource(db),
 	}
+	container.Command = append(container.Command, memoryLimitArgs(container.Resources)...)
 	retention := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	if db.Spec.DeletionPolicy == v1beta1.DeletionDelete {
 		retention = appsv1.DeletePersistentVolumeClaimRetentionPolicyType

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -72,7 +73,8 @@ func TestStatefulSet(t *testing.T) {
 				t.Errorf("init containers %+v, want the instance manager's install from %s", pod.InitContainers, InstanceManagerImage())
 			}
 			wantCmd := []string{instance.ManagerPath(instance.BinDir), "instance", "run", "--engine=" + string(tt.db.Spec.Engine),
-				"--version=" + tt.db.Spec.Version, "--primary-host=orders-0.orders-headless", "--port=" + strconv.Itoa(int(tt.port))}
+				"--version=" + tt.db.Spec.Version, "--primary-host=orders-0.orders-headless", "--port=" + strconv.Itoa(int(tt.port)),
+				"--memory-limit=536870912"} // the default limit, 512Mi
 			if !slices.Equal(c.Command, wantCmd) {
 				t.Errorf("command %v, want %v", c.Command, wantCmd)
 			}
@@ -261,6 +263,56 @@ func TestSpreadAndDisruptionBudget(t *testing.T) {
 				t.Errorf("budget %s %+v, want %s with maxUnavailable 1 over all instances", pdb.Name, pdb.Spec, db.Name)
 			}
 			selects("budget", pdb.Spec.Selector)
+		})
+	}
+}
+
+// TestDatabaseResources: the container gets spec.resources, or the documented defaults,
+// and the manager the memory limit its settings follow; no limit, no flag.
+func TestDatabaseResources(t *testing.T) {
+	q := resource.MustParse
+	tests := map[string]struct {
+		resources *corev1.ResourceRequirements
+		want      corev1.ResourceRequirements
+		wantFlag  string
+	}{
+		"defaults": {
+			want: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("256Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: q("512Mi")}},
+			wantFlag: "--memory-limit=536870912",
+		},
+		"the user's": {
+			resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: q("2Gi")}, Limits: corev1.ResourceList{corev1.ResourceMemory: q("4Gi"), corev1.ResourceCPU: q("2")}},
+			want:      corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: q("2Gi")}, Limits: corev1.ResourceList{corev1.ResourceMemory: q("4Gi"), corev1.ResourceCPU: q("2")}},
+			wantFlag:  "--memory-limit=4294967296",
+		},
+		"requests only: no memory flag": {
+			resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: q("1Gi")}},
+			want:      corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: q("1Gi")}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			db := &v1beta1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: "orders"},
+				Spec: v1beta1.DatabaseClusterSpec{Engine: v1beta1.MariaDB, Version: "11.8", SecretName: "c", Resources: tc.resources}}
+			sts, err := StatefulSet(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := sts.Spec.Template.Spec.Containers[0]
+			if !equality.Semantic.DeepEqual(c.Resources, tc.want) {
+				t.Errorf("resources %+v, want %+v", c.Resources, tc.want)
+			}
+			var flags []string
+			for _, a := range c.Command {
+				if strings.HasPrefix(a, "--memory-limit") {
+					flags = append(flags, a)
+				}
+			}
+			if want := []string{tc.wantFlag}; (tc.wantFlag == "" && len(flags) != 0) || (tc.wantFlag != "" && !slices.Equal(flags, want)) {
+				t.Errorf("memory flags %q, want %q", flags, tc.wantFlag)
+			}
 		})
 	}
 }

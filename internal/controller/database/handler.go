@@ -119,6 +119,9 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		return ctrl.Result{}, err
 	}
 	legacy := live != nil && isBitnamiStatefulSet(live)
+	if err := markInitialized(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
 	children := Children(db)
 	if legacy {
 		if err := s.Keep(live); err != nil {

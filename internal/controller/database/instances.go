@@ -39,6 +39,8 @@ type InstanceClient struct {
 	HTTP *http.Client
 	// Port is the status port (instance.StatusPort); tests change it.
 	Port int
+	// tokens are the clusters' status tokens (statustoken.go).
+	tokens statusTokens
 }
 
 // NewInstanceClient returns a client for the managers' status port.
@@ -46,12 +48,13 @@ func NewInstanceClient() *InstanceClient {
 	return &InstanceClient{HTTP: &http.Client{Timeout: statusTimeout}, Port: instance.StatusPort}
 }
 
-// status reads one pod's /status.
-func (c *InstanceClient) status(ctx context.Context, ip string) (*instance.Status, error) {
+// status reads one pod's /status with the cluster's token.
+func (c *InstanceClient) status(ctx context.Context, ip, token string) (*instance.Status, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(ip, strconv.Itoa(c.Port))+"/status", nil)
 	if err != nil {
 		return nil, err
 	}
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return nil, err
@@ -93,6 +96,10 @@ func (h Handler) observeInstances(ctx context.Context, s *engine.Scope[*v1beta1.
 	answers := make([]*instance.Status, len(live))
 	errs := make([]error, len(live))
 	if h.Instances != nil {
+		token, err := h.statusToken(ctx, s)
+		if err != nil {
+			return false, err
+		}
 		var wg sync.WaitGroup
 		for i, p := range live {
 			if p.Status.PodIP == "" || p.Status.Phase != corev1.PodRunning {
@@ -101,7 +108,7 @@ func (h Handler) observeInstances(ctx context.Context, s *engine.Scope[*v1beta1.
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				answers[i], errs[i] = h.Instances.status(ctx, p.Status.PodIP)
+				answers[i], errs[i] = h.Instances.status(ctx, p.Status.PodIP, token)
 			}()
 		}
 		wg.Wait()
@@ -144,6 +151,8 @@ func instanceStatuses(db *v1beta1.DatabaseCluster, pods []corev1.Pod, answers []
 			st.Message = "The pod is not running yet."
 		case a.Fault != nil:
 			st.Message = a.Fault.Reason + ": " + a.Fault.Message
+		case a.Cloning:
+			st.Message = cloningMessage(a)
 		case a.Observation == nil:
 			st.Message = "The server is " + strings.ToLower(a.Phase) + "."
 			if a.Error != "" {
@@ -224,7 +233,7 @@ func setWarned(s *engine.Scope[*v1beta1.DatabaseCluster], cond string, status me
 func isFaultReason(r string) bool {
 	switch r {
 	case instance.FaultMissingBinaries, instance.FaultVersionMismatch, instance.FaultUnknownData, instance.FaultDiskFull,
-		instance.FaultCloneFailed, instance.FaultInitFailed, instance.FaultServerFailed:
+		instance.FaultCloneFailed, instance.FaultInitFailed, instance.FaultServerFailed, instance.FaultPrimaryDataLost, ReasonCloning:
 		return true
 	}
 	return false

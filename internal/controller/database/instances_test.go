@@ -80,3 +80,23 @@ func TestReplicationHealth(t *testing.T) {
 		}
 	}
 }
+
+// An instance that lost its volume says why it is not ready: the primary's fault, a
+// replica's copy; both turn InstancesHealthy False with their reason.
+func TestInstanceStatusesOfLostVolumes(t *testing.T) {
+	pods := []corev1.Pod{pod("orders-0", false), pod("orders-1", false)}
+	answers := []*instance.Status{
+		{Fault: &instance.Fault{Reason: instance.FaultPrimaryDataLost, Message: "the primary's data volume is empty"}},
+		{Running: true, Cloning: true, Phase: "Starting", Error: "waiting for the primary"},
+	}
+	got := instanceStatuses(newDB(v1beta1.PostgreSQL, nil), pods, answers, []error{nil, nil})
+	if !strings.HasPrefix(got[0].Message, "PrimaryDataLost: ") || !strings.HasPrefix(got[1].Message, "Cloning: ") ||
+		!strings.Contains(got[1].Message, "waiting for the primary") {
+		t.Errorf("messages %q, %q: want PrimaryDataLost and Cloning with the last error", got[0].Message, got[1].Message)
+	}
+	for _, r := range []string{instance.FaultPrimaryDataLost, ReasonCloning} {
+		if !isFaultReason(r) {
+			t.Errorf("%s does not turn InstancesHealthy False", r)
+		}
+	}
+}

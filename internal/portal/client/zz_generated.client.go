@@ -1772,6 +1772,41 @@ type DatabaseClusterSpec struct {
 	// replicate from it.
 	ReplicaCount *int32 `json:"replicaCount,omitempty"`
 
+	// Resources Resources of each database container. When unset, Mooring's defaults: requests
+	// cpu 100m and memory 256Mi, a memory limit of 512Mi, no CPU limit. The servers'
+	// memory settings (PostgreSQL's shared_buffers, InnoDB's buffer pool) follow the
+	// memory limit. A request above its limit is refused.
+	Resources *struct {
+		// Claims Claims lists the names of resources, defined in spec.resourceClaims,
+		// that are used by this container.
+		//
+		// This field depends on the
+		// DynamicResourceAllocation feature gate.
+		//
+		// This field is immutable. It can only be set for containers.
+		Claims *[]struct {
+			// Name Name must match the name of one entry in pod.spec.resourceClaims of
+			// the Pod where this field is used. It makes that resource available
+			// inside a container.
+			Name string `json:"name"`
+
+			// Request Request is the name chosen for a request in the referenced claim.
+			// If empty, everything from the claim is made available, otherwise
+			// only the result of this request.
+			Request *string `json:"request,omitempty"`
+		} `json:"claims,omitempty"`
+
+		// Limits Limits describes the maximum amount of compute resources allowed.
+		// More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
+		Limits *map[string]DatabaseClusterSpec_Resources_Limits_AdditionalProperties `json:"limits,omitempty"`
+
+		// Requests Requests describes the minimum amount of compute resources required.
+		// If Requests is omitted for a container, it defaults to Limits if that is explicitly specified,
+		// otherwise to an implementation-defined value. Requests cannot exceed Limits.
+		// More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/
+		Requests *map[string]DatabaseClusterSpec_Resources_Requests_AdditionalProperties `json:"requests,omitempty"`
+	} `json:"resources,omitempty"`
+
 	// SecretName SecretName names the Secret with the credentials (keys "username" and "password").
 	// Defaults to "<name>-credentials", which Mooring generates with a random password
 	// when it is missing. A Secret named here explicitly must be provided by you.
@@ -1797,6 +1832,28 @@ type DatabaseClusterSpecDeletionPolicy string
 
 // DatabaseClusterSpecEngine Engine is "postgresql", "mysql" or "mariadb". It cannot change after creation.
 type DatabaseClusterSpecEngine string
+
+// DatabaseClusterSpecResourcesLimits0 defines model for DatabaseClusterSpec.Resources.Limits.0.
+type DatabaseClusterSpecResourcesLimits0 = int
+
+// DatabaseClusterSpecResourcesLimits1 defines model for DatabaseClusterSpec.Resources.Limits.1.
+type DatabaseClusterSpecResourcesLimits1 = string
+
+// DatabaseClusterSpec_Resources_Limits_AdditionalProperties defines model for DatabaseClusterSpec.Resources.Limits.AdditionalProperties.
+type DatabaseClusterSpec_Resources_Limits_AdditionalProperties struct {
+	union json.RawMessage
+}
+
+// DatabaseClusterSpecResourcesRequests0 defines model for DatabaseClusterSpec.Resources.Requests.0.
+type DatabaseClusterSpecResourcesRequests0 = int
+
+// DatabaseClusterSpecResourcesRequests1 defines model for DatabaseClusterSpec.Resources.Requests.1.
+type DatabaseClusterSpecResourcesRequests1 = string
+
+// DatabaseClusterSpec_Resources_Requests_AdditionalProperties defines model for DatabaseClusterSpec.Resources.Requests.AdditionalProperties.
+type DatabaseClusterSpec_Resources_Requests_AdditionalProperties struct {
+	union json.RawMessage
+}
 
 // DatabaseClusterSpecStorageSize0 defines model for DatabaseClusterSpec.Storage.Size.0.
 type DatabaseClusterSpecStorageSize0 = int
@@ -1871,6 +1928,11 @@ type DatabaseClusterStatus struct {
 		// does.
 		Revision int64 `json:"revision"`
 	} `json:"credentials,omitempty"`
+
+	// Initialized Initialized is set once the primary has first been ready: from then on the cluster
+	// has data, and an instance that finds its volume empty copies the primary instead of
+	// initialising an empty database (the primary itself waits). Mooring never unsets it.
+	Initialized *bool `json:"initialized,omitempty"`
 
 	// Instances Instances is what each database pod's instance manager reports, in pod order.
 	Instances *[]struct {
@@ -2576,6 +2638,130 @@ func (t BackupSpec_Storage_Size) MarshalJSON() ([]byte, error) {
 }
 
 func (t *BackupSpec_Storage_Size) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsDatabaseClusterSpecResourcesLimits0 returns the union data inside the DatabaseClusterSpec_Resources_Limits_AdditionalProperties as a DatabaseClusterSpecResourcesLimits0
+func (t DatabaseClusterSpec_Resources_Limits_AdditionalProperties) AsDatabaseClusterSpecResourcesLimits0() (DatabaseClusterSpecResourcesLimits0, error) {
+	var body DatabaseClusterSpecResourcesLimits0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDatabaseClusterSpecResourcesLimits0 overwrites any union data inside the DatabaseClusterSpec_Resources_Limits_AdditionalProperties as the provided DatabaseClusterSpecResourcesLimits0
+func (t *DatabaseClusterSpec_Resources_Limits_AdditionalProperties) FromDatabaseClusterSpecResourcesLimits0(v DatabaseClusterSpecResourcesLimits0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDatabaseClusterSpecResourcesLimits0 performs a merge with any union data inside the DatabaseClusterSpec_Resources_Limits_AdditionalProperties, using the provided DatabaseClusterSpecResourcesLimits0
+func (t *DatabaseClusterSpec_Resources_Limits_AdditionalProperties) MergeDatabaseClusterSpecResourcesLimits0(v DatabaseClusterSpecResourcesLimits0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDatabaseClusterSpecResourcesLimits1 returns the union data inside the DatabaseClusterSpec_Resources_Limits_AdditionalProperties as a DatabaseClusterSpecResourcesLimits1
+func (t DatabaseClusterSpec_Resources_Limits_AdditionalProperties) AsDatabaseClusterSpecResourcesLimits1() (DatabaseClusterSpecResourcesLimits1, error) {
+	var body DatabaseClusterSpecResourcesLimits1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDatabaseClusterSpecResourcesLimits1 overwrites any union data inside the DatabaseClusterSpec_Resources_Limits_AdditionalProperties as the provided DatabaseClusterSpecResourcesLimits1
+func (t *DatabaseClusterSpec_Resources_Limits_AdditionalProperties) FromDatabaseClusterSpecResourcesLimits1(v DatabaseClusterSpecResourcesLimits1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDatabaseClusterSpecResourcesLimits1 performs a merge with any union data inside the DatabaseClusterSpec_Resources_Limits_AdditionalProperties, using the provided DatabaseClusterSpecResourcesLimits1
+func (t *DatabaseClusterSpec_Resources_Limits_AdditionalProperties) MergeDatabaseClusterSpecResourcesLimits1(v DatabaseClusterSpecResourcesLimits1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DatabaseClusterSpec_Resources_Limits_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DatabaseClusterSpec_Resources_Limits_AdditionalProperties) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsDatabaseClusterSpecResourcesRequests0 returns the union data inside the DatabaseClusterSpec_Resources_Requests_AdditionalProperties as a DatabaseClusterSpecResourcesRequests0
+func (t DatabaseClusterSpec_Resources_Requests_AdditionalProperties) AsDatabaseClusterSpecResourcesRequests0() (DatabaseClusterSpecResourcesRequests0, error) {
+	var body DatabaseClusterSpecResourcesRequests0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDatabaseClusterSpecResourcesRequests0 overwrites any union data inside the DatabaseClusterSpec_Resources_Requests_AdditionalProperties as the provided DatabaseClusterSpecResourcesRequests0
+func (t *DatabaseClusterSpec_Resources_Requests_AdditionalProperties) FromDatabaseClusterSpecResourcesRequests0(v DatabaseClusterSpecResourcesRequests0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDatabaseClusterSpecResourcesRequests0 performs a merge with any union data inside the DatabaseClusterSpec_Resources_Requests_AdditionalProperties, using the provided DatabaseClusterSpecResourcesRequests0
+func (t *DatabaseClusterSpec_Resources_Requests_AdditionalProperties) MergeDatabaseClusterSpecResourcesRequests0(v DatabaseClusterSpecResourcesRequests0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsDatabaseClusterSpecResourcesRequests1 returns the union data inside the DatabaseClusterSpec_Resources_Requests_AdditionalProperties as a DatabaseClusterSpecResourcesRequests1
+func (t DatabaseClusterSpec_Resources_Requests_AdditionalProperties) AsDatabaseClusterSpecResourcesRequests1() (DatabaseClusterSpecResourcesRequests1, error) {
+	var body DatabaseClusterSpecResourcesRequests1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromDatabaseClusterSpecResourcesRequests1 overwrites any union data inside the DatabaseClusterSpec_Resources_Requests_AdditionalProperties as the provided DatabaseClusterSpecResourcesRequests1
+func (t *DatabaseClusterSpec_Resources_Requests_AdditionalProperties) FromDatabaseClusterSpecResourcesRequests1(v DatabaseClusterSpecResourcesRequests1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeDatabaseClusterSpecResourcesRequests1 performs a merge with any union data inside the DatabaseClusterSpec_Resources_Requests_AdditionalProperties, using the provided DatabaseClusterSpecResourcesRequests1
+func (t *DatabaseClusterSpec_Resources_Requests_AdditionalProperties) MergeDatabaseClusterSpecResourcesRequests1(v DatabaseClusterSpecResourcesRequests1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t DatabaseClusterSpec_Resources_Requests_AdditionalProperties) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *DatabaseClusterSpec_Resources_Requests_AdditionalProperties) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
