@@ -199,3 +199,33 @@ func sorted(s []string) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// IssueClient signs a client certificate whose subject is O=mooring.dev, CN=cn: the
+// user name PostgreSQL's cert authentication takes from it, and the subject MariaDB's
+// and MySQL's REQUIRE SUBJECT compare.
+func IssueClient(ca Pair, cn string, now time.Time) (Pair, error) {
+	caCert, caKey, err := parsePair(ca)
+	if err != nil {
+		return Pair{}, fmt.Errorf("CA: %w", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Pair{}, fmt.Errorf("generate client key: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: cn, Organization: []string{"mooring.dev"}},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(ServerValidity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if caCert.NotAfter.Before(tmpl.NotAfter) {
+		tmpl.NotAfter = caCert.NotAfter
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
+	if err != nil {
+		return Pair{}, fmt.Errorf("create client certificate: %w", err)
+	}
+	return encode(der, key)
+}
