@@ -345,7 +345,11 @@ func (m *mariadb) Configure(context.Context) error {
 	return m.writeClientConf()
 }
 
+// writeServerConf writes my.cnf, and the certificates it names.
 func (m *mariadb) writeServerConf() error {
+	if _, err := installTLS(m.cfg); err != nil {
+		return err
+	}
 	return writePrivate(m.serverConfFile(), m.serverConf())
 }
 

@@ -72,8 +72,8 @@ func writeSecrets(t *testing.T, m *mariadb, admin, appUser, appPassword string) 
 	for path, v := range map[string]string{
 		filepath.Join(m.cfg.ReplicationSecretDir, "password"): hostilePassword,
 		filepath.Join(m.cfg.AdminSecretDir, "password"):       admin,
-		filepath.Join(m.cfg.AppSecretDir, "username"):   appUser,
-		filepath.Join(m.cfg.AppSecretDir, "password"):   appPassword,
+		filepath.Join(m.cfg.AppSecretDir, "username"):         appUser,
+		filepath.Join(m.cfg.AppSecretDir, "password"):         appPassword,
 	} {
 		if err := os.WriteFile(path, []byte(v), 0o600); err != nil {
 			t.Fatal(err)

@@ -416,5 +416,8 @@ func (p *postgres) Refresh(ctx context.Context) error {
 	if _, err := p.psql(ctx, "SELECT pg_reload_conf();"); err != nil {
 		return err
 	}
+	if p.cfg.Role() == RoleReplica {
+		return nil // its slot exists; the passwords are the primary's to set
+	}
 	return p.AfterStart(ctx)
 }
