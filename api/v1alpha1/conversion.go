@@ -19,13 +19,15 @@ const ConversionAnnotation = "mooring.dev/v1beta1-fields"
 
 // beta1Only are the v1beta1 spec fields v1alpha1 lacks: all the annotation carries.
 type beta1Only struct {
-	Storage        *v1beta1.StorageSpec   `json:"storage,omitempty"`
-	SecretName     string                 `json:"secretName,omitempty"`
-	DeletionPolicy v1beta1.DeletionPolicy `json:"deletionPolicy,omitempty"`
+	Storage         *v1beta1.StorageSpec     `json:"storage,omitempty"`
+	SecretName      string                   `json:"secretName,omitempty"`
+	DeletionPolicy  v1beta1.DeletionPolicy   `json:"deletionPolicy,omitempty"`
+	TLS             *v1beta1.DatabaseTLSSpec `json:"tls,omitempty"`
+	SuperuserAccess bool                     `json:"superuserAccess,omitempty"`
 }
 
 func (b beta1Only) empty() bool {
-	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == ""
+	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == "" && b.TLS == nil && !b.SuperuserAccess
 }
 
 // ConvertTo converts this v1alpha1 DatabaseCluster to the v1beta1 hub.
@@ -91,6 +93,8 @@ func (src *DatabaseCluster) ConvertTo(hub conversion.Hub) error {
 	}
 	dst.Spec.SecretName = extra.SecretName
 	dst.Spec.DeletionPolicy = extra.DeletionPolicy
+	dst.Spec.TLS = extra.TLS
+	dst.Spec.SuperuserAccess = extra.SuperuserAccess
 	return nil
 }
 
@@ -150,8 +154,10 @@ func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
 		}
 	}
 	extra := beta1Only{
-		SecretName:     src.Spec.SecretName,
-		DeletionPolicy: src.Spec.DeletionPolicy,
+		SecretName:      src.Spec.SecretName,
+		DeletionPolicy:  src.Spec.DeletionPolicy,
+		TLS:             src.Spec.TLS.DeepCopy(),
+		SuperuserAccess: src.Spec.SuperuserAccess,
 	}
 	if src.Spec.Storage.Size != nil || src.Spec.Storage.StorageClassName != nil {
 		extra.Storage = src.Spec.Storage.DeepCopy()
