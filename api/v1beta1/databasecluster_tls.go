@@ -25,3 +25,12 @@ const (
 	// ReplicationSecretSuffix: the replication user's password.
 	ReplicationSecretSuffix = "-replication"
 )
+
+// Reasons of SecretReady about the cluster's TLS Secrets.
+const (
+	// ReasonTLSSecretNotFound: the Secret spec.tls names does not exist.
+	ReasonTLSSecretNotFound = "TLSSecretNotFound"
+	// ReasonTLSSecretConflict: a Secret of a name Mooring keeps for the cluster's TLS or
+	// replication exists but is not Mooring's.
+	ReasonTLSSecretConflict = "TLSSecretConflict"
+)

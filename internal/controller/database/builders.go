@@ -150,6 +150,10 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 		secretVolume(adminVolume, AdminSecretName(db)),
 		secretVolume(appVolume, db.Spec.SecretName),
 	}
+	tlsVolumes, tlsMounts, tlsArgs := securityPodParts(db)
+	volumes = append(volumes, tlsVolumes...)
+	container.VolumeMounts = append(container.VolumeMounts, tlsMounts...)
+	container.Command = append(container.Command, tlsArgs...)
 	retention := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	if db.Spec.DeletionPolicy == v1beta1.DeletionDelete {
 		retention = appsv1.DeletePersistentVolumeClaimRetentionPolicyType

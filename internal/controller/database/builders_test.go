@@ -72,7 +72,8 @@ func TestStatefulSet(t *testing.T) {
 				t.Errorf("init containers %+v, want the instance manager's install from %s", pod.InitContainers, InstanceManagerImage())
 			}
 			wantCmd := []string{instance.ManagerPath(instance.BinDir), "instance", "run", "--engine=" + string(tt.db.Spec.Engine),
-				"--version=" + tt.db.Spec.Version, "--primary-host=orders-0.orders-headless", "--port=" + strconv.Itoa(int(tt.port))}
+				"--version=" + tt.db.Spec.Version, "--primary-host=orders-0.orders-headless", "--port=" + strconv.Itoa(int(tt.port)),
+				"--tls-dir=" + instance.TLSDir, "--client-ca-dir=" + instance.ClientCADir, "--replication-secret-dir=" + instance.ReplicationSecretDir}
 			if !slices.Equal(c.Command, wantCmd) {
 				t.Errorf("command %v, want %v", c.Command, wantCmd)
 			}

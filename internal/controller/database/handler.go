@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -49,6 +50,9 @@ type Handler struct {
 	// Instances asks the database pods' instance managers for their status; nil asks
 	// nothing (status.instances then lists the pods alone).
 	Instances *InstanceClient
+	// CACerts saves reading the server certificate's Secret for the binding's ca.crt
+	// again while it has not changed.
+	CACerts *CACerts
 }
 
 // Owned lists the kinds of a cluster's children that the engine applies and prunes (the
@@ -75,6 +79,12 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	}
 	if secretReady {
 		if secretReady, err = h.ensureAdminSecret(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	var certRecheck time.Duration
+	if secretReady {
+		if secretReady, certRecheck, err = h.ensureTLS(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -120,6 +130,11 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	}
 	legacy := live != nil && isBitnamiStatefulSet(live)
 	children := Children(db)
+	ca, err := h.bindingCA(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	withBindingTLS(db, children, ca)
 	if legacy {
 		if err := s.Keep(live); err != nil {
 			return ctrl.Result{}, err
@@ -139,7 +154,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	}
 	// The condition exists only while there is something to do.
 	apimeta.RemoveStatusCondition(&db.Status.Conditions, v1beta1.ConditionMigrationNeeded)
-	var res ctrl.Result
+	res := ctrl.Result{RequeueAfter: certRecheck}
 	if resize.refused {
 		res.RequeueAfter = resizeRetryInterval // StorageResized=False/ResizeForbidden stays
 	} else if err := storageStatus(ctx, s, want); err != nil {
@@ -215,7 +230,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 	})
-	h := Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}, Resizes: &ResizeAttempts{}, Fingerprints: &Fingerprints{}, Instances: NewInstanceClient()}
+	h := Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}, Resizes: &ResizeAttempts{}, Fingerprints: &Fingerprints{}, Instances: NewInstanceClient(), CACerts: &CACerts{}}
 	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, h, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
 		Watches: []engine.Watch{
