@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -58,7 +59,7 @@ type Handler struct {
 // Owned lists the kinds of a cluster's children that the engine applies and prunes (the
 // PodDisruptionBudget goes when the cluster drops to one instance). The credentials Secret
 // is not among them: it is created once and never pruned.
-var Owned = []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{}}
+var Owned = []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}}
 
 // Cached lists further kinds Mooring reads from the cache by its labels: the data PVCs.
 var Cached = []client.Object{&corev1.PersistentVolumeClaim{}}
@@ -135,6 +136,11 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		return ctrl.Result{}, err
 	}
 	withBindingTLS(db, children, ca)
+	clients, err := clientsOf(ctx, s.Client, db)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	children = append(children, NetworkPolicy(db, clients))
 	if legacy {
 		if err := s.Keep(live); err != nil {
 			return ctrl.Result{}, err
@@ -219,6 +225,18 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: l[mooringv1.InstanceLabel]}}}
 	})
+	clustersOfApp := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		var out []reconcile.Request
+		for _, b := range o.(*mooringv1.App).Spec.Bindings {
+			if b.Ref.Kind == mooringv1.BindingKindDatabaseCluster {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: b.Ref.Name}})
+			}
+		}
+		return out
+	})
+	clusterOfBackup := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: o.(*mooringv1.Backup).Spec.DatabaseRef.Name}}}
+	})
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	// The superuser Secret is found by its name and labels, which name its cluster.
@@ -238,6 +256,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 			// none: Finalize polls it).
 			{Object: &batchv1.Job{}},
 			{Object: &corev1.PersistentVolumeClaim{}, Handler: clusterOfClaim},
+			// The NetworkPolicy admits the Apps bound to the cluster and its Backups' Jobs.
+			{Object: &mooringv1.App{}, Handler: clustersOfApp},
+			{Object: &mooringv1.Backup{}, Handler: clusterOfBackup},
 		},
 	}, func(b *builder.Builder) {
 		b.Watches(secret, clustersUsingSecret, builder.OnlyMetadata).
