@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	corev1 "k8s.io/api/core/v1"
 	"slices"
 	"strings"
 	"testing"
@@ -174,6 +175,10 @@ func bootstrapScheme(t *testing.T) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	if err := v1beta1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	// The credentials Secret, whose username it checks.
+	if err := corev1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	return s
