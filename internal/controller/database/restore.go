@@ -34,8 +34,9 @@ const (
 func RestoreJobName(db *v1beta1.DatabaseCluster) string { return dump.JobName(db.Name, "restore") }
 
 // RestoreJob loads spec.bootstrap.backup's dump (the one named, or the newest of the
-// Backup's) into the primary, as the superuser, with the client of the cluster's server
-// image, reading the Backup's volume read-only.
+// Backup's) into the primary, as the superuser over verified TLS with its client
+// certificate, with the client of the cluster's server image, reading the Backup's volume
+// read-only.
 func RestoreJob(db *v1beta1.DatabaseCluster, b *mooringv1.Backup) *batchv1.Job {
 	r := dump.Restore{
 		Database: dump.Database{
@@ -47,7 +48,9 @@ func RestoreJob(db *v1beta1.DatabaseCluster, b *mooringv1.Backup) *batchv1.Job {
 		Owner:  b.Name,
 		Labels: engine.Labels(restoreComponent, db.Name),
 	}
-	return dump.RestoreJob(RestoreJobName(db), r)
+	job := dump.RestoreJob(RestoreJobName(db), r)
+	withSuperuserTLS(job, db)
+	return job
 }
 
 // syncRestore loads the bootstrap dump once the primary is ready, and records it in
