@@ -115,7 +115,7 @@ func TestMariaDBTLSAndLeastPrivilege(t *testing.T) {
 		mariadbEventually(t, time.Minute, fmt.Sprintf("rows %s on port %d", want, port), func() error {
 			out, err := mariadbTLS(client, port, "app", password, "SELECT GROUP_CONCAT(item ORDER BY id) FROM app.orders", verify...)
 			if err != nil || out != want {
-				return fmt.Errorf("answered %q (%v)", out, err)
+				return fmt.Errorf("answered %q (%w)", out, err)
 			}
 			return nil
 		})

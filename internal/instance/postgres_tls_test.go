@@ -79,7 +79,7 @@ func TestPostgreSQLTLSAndLeastPrivilege(t *testing.T) {
 		eventually(t, time.Minute, fmt.Sprintf("rows %s on port %d", want, port), func() error {
 			out, err := psqlEnv(t, bin, port, "app", "app-pw-2", "SELECT string_agg(item, ',' ORDER BY id) FROM orders", verify...)
 			if err != nil || out != want {
-				return fmt.Errorf("answered %q (%v)", out, err)
+				return fmt.Errorf("answered %q (%w)", out, err)
 			}
 			return nil
 		})
@@ -117,7 +117,7 @@ func TestPostgreSQLTLSAndLeastPrivilege(t *testing.T) {
 	eventually(t, 30*time.Second, "the replica's password file to hold the new password", func() error {
 		b, err := os.ReadFile(filepath.Join(replica.dataDir+"-run", "pgpass"))
 		if err != nil || !strings.Contains(string(b), "repl-pw-2") {
-			return fmt.Errorf("pgpass: %v", err)
+			return fmt.Errorf("pgpass: %w", err)
 		}
 		return nil
 	})

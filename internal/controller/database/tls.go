@@ -113,9 +113,10 @@ func (h Handler) ensureTLS(ctx context.Context, s *engine.Scope[*v1beta1.Databas
 	return true, recheck, nil
 }
 
-// ensureOwnSecret creates a Secret of Mooring's for the cluster with make's data when it
-// is missing, and never changes it; one of that name somebody else made is refused.
-func (h Handler) ensureOwnSecret(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], name string, make func() (map[string][]byte, error)) (bool, error) {
+// ensureOwnSecret creates a Secret of Mooring's for the cluster, with the data generate
+// makes, when it is missing, and never changes it; one of that name somebody else made
+// is refused.
+func (h Handler) ensureOwnSecret(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster], name string, generate func() (map[string][]byte, error)) (bool, error) {
 	current, found, err := h.secretMetaOf(ctx, s, name)
 	if err != nil {
 		return false, err
@@ -123,7 +124,7 @@ func (h Handler) ensureOwnSecret(ctx context.Context, s *engine.Scope[*v1beta1.D
 	if found {
 		return h.mine(s, current), nil
 	}
-	data, err := make()
+	data, err := generate()
 	if err != nil {
 		return false, err
 	}
