@@ -42,15 +42,14 @@ func RestoreJob(db *v1beta1.DatabaseCluster, b *mooringv1.Backup) *batchv1.Job {
 		Database: dump.Database{
 			Engine: db.Spec.Engine, Version: db.Spec.Version, Host: fmt.Sprintf("%s.%s.svc", db.Name, db.Namespace), Port: Port(db),
 			Name: defaultDatabase, SecretName: AdminSecretName(db), UsernameKey: UsernameKey, PasswordKey: PasswordKey,
+			TLS: &dump.ClientTLS{CASecret: ServerCertSecretName(db), ClientCertSecret: SuperuserClientSecretName(db)},
 		},
 		Volume: dump.Volume{ClaimName: b.ClaimName(), Path: b.DumpPath()},
 		File:   db.Spec.Bootstrap.Backup.Dump,
 		Owner:  b.Name,
 		Labels: engine.Labels(restoreComponent, db.Name),
 	}
-	job := dump.RestoreJob(RestoreJobName(db), r)
-	withSuperuserTLS(job, db)
-	return job
+	return dump.RestoreJob(RestoreJobName(db), r)
 }
 
 // syncRestore loads the bootstrap dump once the primary is ready, and records it in

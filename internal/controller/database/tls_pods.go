@@ -6,6 +6,7 @@ import (
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 	"github.com/mooringhq/mooring/internal/dbtls"
+	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/instance"
 )
 
@@ -48,7 +49,7 @@ func securityPodParts(db *v1beta1.DatabaseCluster) ([]corev1.Volume, []corev1.Vo
 }
 
 // jobCADir is where Mooring's Jobs find the CA they verify the server with.
-const jobCADir = "/etc/mooring/server-ca"
+const jobCADir = dump.ServerCADir
 
 // jobCAVolume is the server certificate Secret's ca.crt alone, for a Job.
 func jobCAVolume(db *v1beta1.DatabaseCluster) corev1.Volume {

@@ -8,6 +8,7 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/dump"
 )
 
 // The restore Job logs in as the superuser over TLS, the server verified against the CA
@@ -21,9 +22,9 @@ func TestRestoreJobTLS(t *testing.T) {
 		want   []string
 	}{
 		{v1beta1.PostgreSQL, []string{"PGSSLMODE=verify-full", "PGSSLROOTCERT=/etc/mooring/server-ca/ca.crt",
-			"PGSSLCERT=/etc/mooring/superuser-client/tls.crt", "PGSSLKEY=/etc/mooring/superuser-client/tls.key"}},
-		{v1beta1.MariaDB, []string{"ssl-ca=/etc/mooring/server-ca/ca.crt", "ssl-cert=/etc/mooring/superuser-client/tls.crt",
-			"ssl-key=/etc/mooring/superuser-client/tls.key", "\nssl-verify-server-cert\n"}},
+			"PGSSLCERT=/etc/mooring/client-cert/tls.crt", "PGSSLKEY=/etc/mooring/client-cert/tls.key"}},
+		{v1beta1.MariaDB, []string{"ssl-ca=/etc/mooring/server-ca/ca.crt", "ssl-cert=/etc/mooring/client-cert/tls.crt",
+			"ssl-key=/etc/mooring/client-cert/tls.key", "\nssl\nssl-verify-server-cert\n"}},
 		{v1beta1.MySQL, []string{"ssl-ca=/etc/mooring/server-ca/ca.crt", "\nssl-mode=VERIFY_IDENTITY\n"}},
 	} {
 		t.Run(string(tc.engine), func(t *testing.T) {
@@ -72,4 +73,27 @@ func hasMount(c corev1.Container, path string) bool {
 		}
 	}
 	return false
+}
+
+// The Backups' dumps and the final snapshot reach the primary through DumpTarget: over
+// TLS with the server verified against the CA of its certificate's Secret, as the
+// application user, with no client certificate.
+func TestDumpTargetVerifiesTheServer(t *testing.T) {
+	for _, engine := range []v1beta1.DatabaseEngine{v1beta1.PostgreSQL, v1beta1.MariaDB} {
+		pod := dump.PodTemplate(dump.Dump{Database: DumpTarget(newDB(engine, nil)), Volume: dump.Volume{ClaimName: "c", Path: "/b"}}).Spec
+		var text []string
+		for _, c := range append(pod.InitContainers, pod.Containers...) {
+			for _, e := range c.Env {
+				text = append(text, e.Name+"="+e.Value)
+			}
+		}
+		all := strings.Join(text, "\n")
+		want := "PGSSLMODE=verify-full"
+		if engine != v1beta1.PostgreSQL {
+			want = "ssl-ca=/etc/mooring/server-ca/ca.crt\nssl\nssl-verify-server-cert\n"
+		}
+		if !strings.Contains(all, want) || strings.Contains(all, "client-cert") {
+			t.Errorf("%s dump pod env:\n%s\nwant %q and no client certificate", engine, all, want)
+		}
+	}
 }
