@@ -26,22 +26,23 @@ const (
 
 // Placeholders survive YAML marshalling and are then replaced by template actions.
 const (
-	nsPlaceholder              = "HELM-RELEASE-NAMESPACE"
-	portalNSPlaceholder        = "HELM-PORTAL-NAMESPACE"
-	dashboardsNSPlaceholder    = "HELM-DASHBOARDS-NAMESPACE"
-	intervalPlaceholder        = "HELM-SERVICEMONITOR-INTERVAL"
-	portalImagePlaceholder     = "HELM-PORTAL-IMAGE"
-	portalReplicasPlaceholder  = "HELM-PORTAL-REPLICAS"
-	portalResourcesPlaceholder = "HELM-PORTAL-RESOURCES"
-	portalSchedulingKey        = "mooring.dev/helm-portal-scheduling"
-	portalArgsPlaceholder      = "HELM-PORTAL-ARGS"
-	portalSSOMountPlaceholder  = "HELM-PORTAL-SSO-MOUNT"
-	portalSSOVolumePlaceholder = "HELM-PORTAL-SSO-VOLUME"
-	protectedNSPlaceholder     = "HELM-PROTECTED-NAMESPACES"
-	labelsKey                  = "mooring.dev/helm-labels"
-	extraLabelsKey             = "mooring.dev/helm-extra-labels"
-	crdAnnotationsKey          = "mooring.dev/helm-crd-annotations"
-	caInjectionKey             = "mooring.dev/helm-ca-injection"
+	nsPlaceholder                 = "HELM-RELEASE-NAMESPACE"
+	portalNSPlaceholder           = "HELM-PORTAL-NAMESPACE"
+	dashboardsNSPlaceholder       = "HELM-DASHBOARDS-NAMESPACE"
+	intervalPlaceholder           = "HELM-SERVICEMONITOR-INTERVAL"
+	podMonitorIntervalPlaceholder = "HELM-PODMONITOR-INTERVAL"
+	portalImagePlaceholder        = "HELM-PORTAL-IMAGE"
+	portalReplicasPlaceholder     = "HELM-PORTAL-REPLICAS"
+	portalResourcesPlaceholder    = "HELM-PORTAL-RESOURCES"
+	portalSchedulingKey           = "mooring.dev/helm-portal-scheduling"
+	portalArgsPlaceholder         = "HELM-PORTAL-ARGS"
+	portalSSOMountPlaceholder     = "HELM-PORTAL-SSO-MOUNT"
+	portalSSOVolumePlaceholder    = "HELM-PORTAL-SSO-VOLUME"
+	protectedNSPlaceholder        = "HELM-PROTECTED-NAMESPACES"
+	labelsKey                     = "mooring.dev/helm-labels"
+	extraLabelsKey                = "mooring.dev/helm-extra-labels"
+	crdAnnotationsKey             = "mooring.dev/helm-crd-annotations"
+	caInjectionKey                = "mooring.dev/helm-ca-injection"
 	// annotationsKey stands in metadata for an annotations map made only of includes,
 	// which may all render empty: the map is then left out, never rendered null.
 	annotationsKey     = "mooring.dev/helm-annotations"
@@ -56,6 +57,7 @@ var placeholders = []string{
 	portalNSPlaceholder, `{{ include "mooring.portalNamespace" . }}`,
 	dashboardsNSPlaceholder, "{{ .Values.metrics.dashboards.namespace | default .Release.Namespace }}",
 	intervalPlaceholder, "{{ .Values.metrics.serviceMonitor.interval }}",
+	podMonitorIntervalPlaceholder, "{{ .Values.metrics.podMonitor.interval }}",
 	portalImagePlaceholder, `{{ include "mooring.portalImage" . }}`,
 	portalReplicasPlaceholder, "{{ .Values.portal.replicas }}",
 	portalResourcesPlaceholder, "{{- toYaml .Values.portal.resources | nindent 10 }}",

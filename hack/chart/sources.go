@@ -30,6 +30,7 @@ type source struct {
 const (
 	metricsCondition    = ".Values.metrics.enabled"
 	monitorCondition    = "and .Values.metrics.enabled .Values.metrics.serviceMonitor.enabled"
+	podMonitorCondition = ".Values.metrics.podMonitor.enabled"
 	rulesCondition      = ".Values.metrics.prometheusRule.enabled"
 	dashboardsCondition = ".Values.metrics.dashboards.enabled"
 	portalCondition     = ".Values.portal.enabled"
@@ -50,7 +51,8 @@ var sources = []source{
 	},
 	{
 		// The metrics Service, ServiceMonitor, metrics-reader ClusterRole (whenever metrics
-		// are served) and the alerts.
+		// are served), the alerts, and the databases' PodMonitor (the instance managers
+		// serve their metrics whatever the operator's metrics.enabled says).
 		dir: "config/prometheus", namespace: "mooring-system",
 		condition: func(u *unstructured.Unstructured) string {
 			switch u.GetKind() {
@@ -59,6 +61,8 @@ var sources = []source{
 			case "ClusterRole":
 				// Whoever scrapes the metrics needs it, with or without a ServiceMonitor.
 				return metricsCondition
+			case "PodMonitor":
+				return podMonitorCondition
 			}
 			return monitorCondition
 		},
@@ -68,14 +72,19 @@ var sources = []source{
 				return ".Values.metrics.prometheusRule.labels"
 			case "ServiceMonitor":
 				return ".Values.metrics.serviceMonitor.labels"
+			case "PodMonitor":
+				return ".Values.metrics.podMonitor.labels"
 			}
 			return ""
 		},
 		edit: func(u *unstructured.Unstructured) error {
-			if u.GetKind() != "ServiceMonitor" {
-				return nil
+			switch u.GetKind() {
+			case "ServiceMonitor":
+				return setEach(u, intervalPlaceholder, "spec", "endpoints", "interval")
+			case "PodMonitor":
+				return setEach(u, podMonitorIntervalPlaceholder, "spec", "podMetricsEndpoints", "interval")
 			}
-			return setEach(u, intervalPlaceholder, "spec", "endpoints", "interval")
+			return nil
 		},
 	},
 	{

@@ -9,7 +9,7 @@ import (
 )
 
 // thirdPartyCRDDir holds the CRDs of other projects whose kinds the chart renders
-// (prometheus-operator's ServiceMonitor and PrometheusRule, cert-manager's Issuer and
+// (prometheus-operator's ServiceMonitor, PodMonitor and PrometheusRule, cert-manager's Issuer and
 // Certificate), for the tests' API server: kubeconform validates the chart's objects of
 // those kinds against the schemas the API server publishes for them.
 const thirdPartyCRDDir = "hack/chart/testdata/crds"
@@ -24,6 +24,7 @@ var thirdPartyModules = []string{
 // thirdPartyCRDs are the files of controller-gen's output that the chart needs.
 var thirdPartyCRDs = []string{
 	"monitoring.coreos.com_servicemonitors.yaml",
+	"monitoring.coreos.com_podmonitors.yaml",
 	"monitoring.coreos.com_prometheusrules.yaml",
 	"cert-manager.io_issuers.yaml",
 	"cert-manager.io_certificates.yaml",

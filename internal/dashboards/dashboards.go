@@ -42,6 +42,7 @@ var Files = []struct {
 	{"mooring-operator.json", Operator},
 	{"mooring-fleet.json", Fleet},
 	{"mooring-databases-backups.json", DatabasesBackups},
+	{"mooring-database.json", Database},
 }
 
 // JSON renders a dashboard as the file content: indented, with a trailing newline.

@@ -59,7 +59,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("status server: %w", err)
 	}
-	srv := &http.Server{Handler: m.handler(), ReadHeaderTimeout: 5 * time.Second}
+	handler, closeMetrics := m.withMetrics(m.handler())
+	defer closeMetrics()
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close() //nolint:errcheck // the process is ending
 	return m.loop(ctx)

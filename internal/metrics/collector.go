@@ -71,7 +71,7 @@ func NewResourceCollector(reader client.Reader, leading func() bool, log logr.Lo
 // Describe sends every descriptor the collector may emit.
 func (c *ResourceCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{infoDesc, conditionDesc, pausedDesc, replicasDesc, availableDesc,
-		lastSuccessDesc, lastFailureDesc, nextScheduleDesc, deadlineDesc, suspendedDesc} {
+		lastSuccessDesc, lastFailureDesc, nextScheduleDesc, deadlineDesc, suspendedDesc, lastBackupDesc} {
 		ch <- d
 	}
 }
@@ -93,6 +93,7 @@ func (c *ResourceCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range resources {
 		emit(ch, r)
 	}
+	emitDatabaseBackups(ch, resources)
 }
 
 func (c *ResourceCollector) list(ctx context.Context) ([]resource, error) {

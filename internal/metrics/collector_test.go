@@ -52,21 +52,27 @@ func fixtures() []client.Object {
 			Status: mooringv1.CacheInstanceStatus{Phase: mooringv1.CacheInstanceRunning, AvailableReplicas: 1, Conditions: ready(metav1.ConditionTrue)},
 		},
 		&v1beta1.DatabaseCluster{
-			ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"},
+			ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop", CreationTimestamp: metav1.NewTime(t0.Add(-30 * 24 * time.Hour))},
 			Spec:       v1beta1.DatabaseClusterSpec{ReplicaCount: 2},
 			Status:     v1beta1.DatabaseClusterStatus{Phase: v1beta1.DatabaseRunning, ReadyReplicas: 2, Conditions: ready(metav1.ConditionTrue)},
 		},
+		// Never backed up: its backup age counts from its creation.
+		&v1beta1.DatabaseCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "archive", Namespace: "shop", CreationTimestamp: metav1.NewTime(t0.Add(-48 * time.Hour))},
+			Status:     v1beta1.DatabaseClusterStatus{Phase: v1beta1.DatabaseRunning, ReadyReplicas: 1, Conditions: ready(metav1.ConditionTrue)},
+		},
 		&mooringv1.Backup{
 			ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "shop"},
-			Spec:       mooringv1.BackupSpec{Schedule: "0 3 * * *"},
+			Spec:       mooringv1.BackupSpec{Schedule: "0 3 * * *", DatabaseRef: mooringv1.DatabaseReference{Name: "orders"}},
 			Status: mooringv1.BackupStatus{Phase: mooringv1.BackupScheduled,
 				LastSuccessfulTime: &metav1.Time{Time: t0.Add(5 * time.Minute)},
 				LastFailedTime:     &metav1.Time{Time: t0.Add(-24 * time.Hour).Add(4 * time.Minute)}},
 		},
 		&mooringv1.Backup{
 			ObjectMeta: metav1.ObjectMeta{Name: "weekly", Namespace: "shop"},
-			Spec:       mooringv1.BackupSpec{Schedule: "0 4 * * 0", Suspend: true},
-			Status:     mooringv1.BackupStatus{Phase: mooringv1.BackupSuspended},
+			Spec:       mooringv1.BackupSpec{Schedule: "0 4 * * 0", Suspend: true, DatabaseRef: mooringv1.DatabaseReference{Name: "orders"}},
+			Status: mooringv1.BackupStatus{Phase: mooringv1.BackupSuspended,
+				LastSuccessfulTime: &metav1.Time{Time: t0.Add(-7 * 24 * time.Hour)}},
 		},
 	}
 }
@@ -122,6 +128,10 @@ func TestGoldenExposition(t *testing.T) {
 		`mooring_resource_replicas{kind="App",name="api",namespace="shop"} 7`, // the autoscaler's count, not spec.replicas
 		`mooring_backup_suspended{name="nightly",namespace="shop"} 0`,
 		`mooring_backup_suspended{name="weekly",namespace="shop"} 1`,
+		// The newest success of its two Backups (nightly's, 2026-12-01T03:05Z, not weekly's).
+		`mooring_database_last_backup_timestamp_seconds{name="orders",namespace="shop"} 1.7960943e+09`,
+		// None: its creation, 2026-11-29T03:00Z.
+		`mooring_database_last_backup_timestamp_seconds{name="archive",namespace="shop"} 1.7959212e+09`,
 	} {
 		if !strings.Contains(string(want), line+"\n") {
 			t.Errorf("golden exposition lacks %s", line)

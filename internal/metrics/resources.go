@@ -19,6 +19,13 @@ type resource struct {
 	// replicas (wanted) and available are nil for kinds without replicas.
 	replicas, available *int32
 	backup              *backupTimes
+	// database is set for DatabaseClusters.
+	database *databaseFacts
+}
+
+// databaseFacts are what the backup age of a DatabaseCluster needs of it.
+type databaseFacts struct {
+	created time.Time
 }
 
 // backupTimes are a Backup's timestamps (zero times are not reported) and whether its
@@ -26,6 +33,8 @@ type resource struct {
 type backupTimes struct {
 	lastSuccess, lastFailure, nextSchedule, deadline time.Time
 	suspended                                        bool
+	// database is the DatabaseCluster the Backup dumps (spec.databaseRef.name).
+	database string
 }
 
 func newResource(kind string, obj metav1.Object, phase string, conds []metav1.Condition) resource {
@@ -81,12 +90,13 @@ func fromDatabase(d *v1beta1.DatabaseCluster) resource {
 	// they are ready to accept connections: readyReplicas.
 	wanted := max(d.Spec.ReplicaCount, 1)
 	r.replicas, r.available = &wanted, &d.Status.ReadyReplicas
+	r.database = &databaseFacts{created: d.CreationTimestamp.Time}
 	return r
 }
 
 func fromBackup(b *mooringv1.Backup) resource {
 	r := newResource(mooringv1.KindBackup, b, string(b.Status.Phase), b.Status.Conditions)
-	t := &backupTimes{suspended: b.Spec.Suspend}
+	t := &backupTimes{suspended: b.Spec.Suspend, database: b.Spec.DatabaseRef.Name}
 	if b.Status.LastSuccessfulTime != nil {
 		t.lastSuccess = b.Status.LastSuccessfulTime.Time
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mooringhq/mooring/internal/objecttree"
 )
 
 // Verdict is the outcome of one doctor check.
@@ -134,7 +136,7 @@ func writeFindings(w io.Writer, findings []Finding, color bool) int {
 	}
 	for _, f := range findings {
 		counts[f.Verdict]++
-		st := map[Verdict]State{Pass: StateOK, Warn: StateWarning, Fail: StateError}[f.Verdict]
+		st := map[Verdict]objecttree.State{Pass: objecttree.StateOK, Warn: objecttree.StateWarning, Fail: objecttree.StateError}[f.Verdict]
 		fmt.Fprintf(&b, "%s  %-*s  %s\n", paint(string(f.Verdict), st, color), width, f.Check, f.Message)
 		if f.Fix != "" && f.Verdict != Pass {
 			fmt.Fprintf(&b, "      %-*s  fix: %s\n", width, "", f.Fix)

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/mooringhq/mooring/internal/objecttree"
 )
 
 // renderOptions say how trees are drawn.
@@ -29,19 +31,19 @@ const (
 	colorRed    = "\x1b[31m"
 )
 
-var stateColor = map[State]string{StateOK: colorGreen, StateWarning: colorYellow, StateError: colorRed}
+var stateColor = map[objecttree.State]string{objecttree.StateOK: colorGreen, objecttree.StateWarning: colorYellow, objecttree.StateError: colorRed}
 
 // row is one printed line: a node with columns, or a condition under a node.
 type row struct {
 	cells     []string // NAMESPACE?, NAME, READY, STATUS, AGE, DETAILS
-	state     State
+	state     objecttree.State
 	condition string // set on condition lines, which do not take part in the columns
-	condState State
+	condState objecttree.State
 }
 
 // renderTrees writes the trees as a table whose NAME column draws the ownership tree,
 // in the style of `clusterctl describe` and `kubectl cnpg status`.
-func renderTrees(w io.Writer, roots []*Node, o renderOptions) error {
+func renderTrees(w io.Writer, roots []*objecttree.Node, o renderOptions) error {
 	if len(roots) == 0 {
 		_, err := fmt.Fprintln(w, "No Mooring objects found.")
 		return err
@@ -92,7 +94,7 @@ func renderTrees(w io.Writer, roots []*Node, o renderOptions) error {
 
 // appendRows adds n, its conditions and its children. prefix is drawn before n's name,
 // indent before the lines that hang under n.
-func appendRows(rows []row, n *Node, prefix, indent string, o renderOptions) []row {
+func appendRows(rows []row, n *objecttree.Node, prefix, indent string, o renderOptions) []row {
 	cells := []string{prefix + n.Kind + "/" + n.Name, dash(n.Ready), dash(n.Status), age(n.Created, o.Now), details(n.Details, o.Now)}
 	if o.Namespaces {
 		cells = append([]string{n.Namespace}, cells...)
@@ -107,9 +109,9 @@ func appendRows(rows []row, n *Node, prefix, indent string, o renderOptions) []r
 		if !o.ShowConditions && !c.Abnormal {
 			continue
 		}
-		st := StateOK
+		st := objecttree.StateOK
 		if c.Abnormal {
-			st = StateWarning
+			st = objecttree.StateWarning
 		}
 		text := fmt.Sprintf("%s%s=%s", condIndent, c.Type, c.Status)
 		if c.Reason != "" {
@@ -130,7 +132,7 @@ func appendRows(rows []row, n *Node, prefix, indent string, o renderOptions) []r
 	return rows
 }
 
-func paint(s string, st State, color bool) string {
+func paint(s string, st objecttree.State, color bool) string {
 	if c, ok := stateColor[st]; ok && color && s != "" {
 		return c + s + colorReset
 	}
@@ -153,7 +155,7 @@ func age(t, now time.Time) string {
 }
 
 // details joins the details, times relative to now: "last success 5m ago", "next run in 2h".
-func details(ds []Detail, now time.Time) string {
+func details(ds []objecttree.Detail, now time.Time) string {
 	parts := make([]string, 0, len(ds))
 	for _, d := range ds {
 		switch {

@@ -13,28 +13,20 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/api/v1alpha1"
-	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/objecttree"
 	"github.com/mooringhq/mooring/internal/version"
 )
 
-// Scheme knows the built-in kinds, CRDs and webhook configurations, and Mooring's API.
+// Scheme knows the kinds a status tree reads (objecttree's: the built-in kinds, Mooring's
+// API, the Gateway API's HTTPRoutes), and the CRDs and webhook configurations doctor reads.
 var Scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(objecttree.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	utilruntime.Must(admissionv1.AddToScheme(s))
-	utilruntime.Must(mooringv1.AddToScheme(s))
-	utilruntime.Must(v1alpha1.AddToScheme(s))
-	utilruntime.Must(v1beta1.AddToScheme(s))
-	// The Gateway API's HTTPRoutes of exposed Apps; registering them needs no CRD.
-	utilruntime.Must(gatewayv1.Install(s))
 	return s
 }()
 
@@ -46,7 +38,7 @@ type Options struct {
 	Now func() time.Time
 	// BeforeRender, when set, sees every status tree before it is printed; tests use it
 	// to fix times and generated names so that outputs can be compared with golden files.
-	BeforeRender func([]*Node)
+	BeforeRender func([]*objecttree.Node)
 	// Color is auto (only on a terminal), always or never.
 	Color string
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/mooringhq/mooring/internal/objecttree"
 )
 
 // statusOptions are the flags of `status`.
@@ -78,19 +80,19 @@ func (so *statusOptions) run(ctx context.Context, args []string) error {
 		}
 		target = &r
 	}
-	snap, err := readSnapshot(ctx, c, ns)
+	snap, err := objecttree.ReadSnapshot(ctx, c, ns)
 	if err != nil {
 		return err
 	}
 	now := so.now()
-	roots := snap.roots(now)
+	roots := snap.Roots(now)
 	if target != nil {
 		roots = pick(roots, *target)
 	}
 	if so.BeforeRender != nil {
 		so.BeforeRender(roots)
 	}
-	note := snap.hiddenNote()
+	note := snap.HiddenNote()
 	switch so.output {
 	case "json", "yaml":
 		// The data stays parseable: the note goes to standard error.
@@ -111,10 +113,10 @@ func (so *statusOptions) run(ctx context.Context, args []string) error {
 }
 
 // pick keeps the tree of one object; a Backup of a database is found below it.
-func pick(roots []*Node, r ref) []*Node {
-	var found *Node
+func pick(roots []*objecttree.Node, r ref) []*objecttree.Node {
+	var found *objecttree.Node
 	for _, root := range roots {
-		root.Walk(func(n *Node) {
+		root.Walk(func(n *objecttree.Node) {
 			if found == nil && n.Kind == r.kind.Kind && n.Name == r.name {
 				found = n
 			}
@@ -124,11 +126,11 @@ func pick(roots []*Node, r ref) []*Node {
 		return nil
 	}
 	found.Namespace = roots[0].Namespace
-	return []*Node{found}
+	return []*objecttree.Node{found}
 }
 
 // writeData prints the trees as JSON or YAML: one object for KIND/NAME, else {items: [...]}.
-func writeData(w io.Writer, format string, roots []*Node, single bool) error {
+func writeData(w io.Writer, format string, roots []*objecttree.Node, single bool) error {
 	var v any = map[string]any{"items": roots}
 	if single && len(roots) == 1 {
 		v = roots[0]

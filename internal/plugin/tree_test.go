@@ -23,6 +23,7 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/objecttree"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -64,7 +65,7 @@ func readyPod(name string, owner metav1.Object, node string, ready bool, restart
 
 // rolloutSnapshot is an App in the middle of a rollout (old and new ReplicaSet, one new
 // pod crashing) and a DatabaseCluster with its Backup, whose last Job failed.
-func rolloutSnapshot() *Snapshot {
+func rolloutSnapshot() *objecttree.Snapshot {
 	app := mooringv1.App{ObjectMeta: om("web", time.Hour, nil), Spec: mooringv1.AppSpec{Image: "nginx:1.28", Replicas: ptr.To(int32(2))}}
 	app.Status = mooringv1.AppStatus{Phase: mooringv1.AppNotReady, AvailableReplicas: 1, Conditions: []metav1.Condition{
 		{Type: "Ready", Status: metav1.ConditionFalse, Reason: "ReplicasUnavailable", Message: "1 of 2 replicas available."},
@@ -112,7 +113,7 @@ func rolloutSnapshot() *Snapshot {
 		}
 		return j
 	}
-	return &Snapshot{
+	return &objecttree.Snapshot{
 		Apps: []mooringv1.App{app}, Deployments: []appsv1.Deployment{dep}, ReplicaSets: []appsv1.ReplicaSet{oldRS, goneRS, newRS},
 		Pods: []corev1.Pod{
 			readyPod("web-6d4cf56db6-x7k2p", &oldRS, "node-1", true, 0, nil),
@@ -181,7 +182,7 @@ func TestRenderTrees(t *testing.T) {
 	for golden, o := range tests {
 		t.Run(golden, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := renderTrees(&b, rolloutSnapshot().roots(now), o); err != nil {
+			if err := renderTrees(&b, rolloutSnapshot().Roots(now), o); err != nil {
 				t.Fatal(err)
 			}
 			checkGolden(t, golden, b.String())
@@ -191,7 +192,7 @@ func TestRenderTrees(t *testing.T) {
 
 func TestRenderNothing(t *testing.T) {
 	var b bytes.Buffer
-	if err := renderTrees(&b, (&Snapshot{}).roots(now), renderOptions{Now: now}); err != nil {
+	if err := renderTrees(&b, (&objecttree.Snapshot{}).Roots(now), renderOptions{Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != "No Mooring objects found.\n" {
@@ -201,7 +202,7 @@ func TestRenderNothing(t *testing.T) {
 
 // -o json and -o yaml carry the same tree; KIND/NAME gives one object, else items.
 func TestWriteData(t *testing.T) {
-	roots := rolloutSnapshot().roots(now)
+	roots := rolloutSnapshot().Roots(now)
 	var js, ys bytes.Buffer
 	if err := writeData(&js, "json", roots, false); err != nil {
 		t.Fatal(err)
@@ -209,7 +210,7 @@ func TestWriteData(t *testing.T) {
 	if err := writeData(&ys, "yaml", roots, false); err != nil {
 		t.Fatal(err)
 	}
-	var fromJSON struct{ Items []*Node }
+	var fromJSON struct{ Items []*objecttree.Node }
 	if err := json.Unmarshal(js.Bytes(), &fromJSON); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestWriteData(t *testing.T) {
 }
 
 func TestPick(t *testing.T) {
-	roots := rolloutSnapshot().roots(now)
+	roots := rolloutSnapshot().Roots(now)
 	k, _ := lookupKind("backup")
 	got := pick(roots, ref{kind: k, name: "orders-nightly"})
 	if len(got) != 1 || got[0].Kind != "Backup" || got[0].Namespace != "shop" {
@@ -240,26 +241,5 @@ func TestPick(t *testing.T) {
 	}
 	if got := pick(roots, ref{kind: k, name: "absent"}); got != nil {
 		t.Errorf("pick of a missing object = %+v", got)
-	}
-}
-
-// An autoscaled App's pods are measured against what the operator reports it wants (the
-// autoscaler's count), not the spec.replicas the autoscaler overrides.
-func TestAppDesiredReplicas(t *testing.T) {
-	cases := []struct {
-		name    string
-		spec    *int32
-		desired int32
-		want    int32
-	}{
-		{"no status yet, spec unset", nil, 0, 1},
-		{"no status yet, spec 3", ptr.To[int32](3), 0, 3},
-		{"autoscaled to 4 over spec 1", ptr.To[int32](1), 4, 4},
-	}
-	for _, c := range cases {
-		a := &mooringv1.App{Spec: mooringv1.AppSpec{Replicas: c.spec}, Status: mooringv1.AppStatus{DesiredReplicas: c.desired}}
-		if got := appDesiredReplicas(a); got != c.want {
-			t.Errorf("%s: got %d, want %d", c.name, got, c.want)
-		}
 	}
 }

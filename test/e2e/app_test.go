@@ -25,7 +25,7 @@ func TestSampleAppRunsAndIsExplained(t *testing.T) {
 	suite.WaitField(t, rollout, ns, "app/hello", ".status.availableReplicas", "2")
 	suite.WaitField(t, rollout, ns, "deployment/hello", ".status.availableReplicas", "2")
 
-	out := mustKubectl(t, "get", "apps", "-n", ns)
+	out := suite.MustRun(t, "get", "apps", "-n", ns)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if got := strings.Join(strings.Fields(lines[0]), " "); got != "NAME IMAGE REPLICAS AVAILABLE PHASE AGE" {
 		t.Errorf("kubectl get apps columns = %q", got)
@@ -33,7 +33,7 @@ func TestSampleAppRunsAndIsExplained(t *testing.T) {
 	if got := strings.Fields(lines[1]); len(got) < 5 || got[0] != "hello" || got[2] != "2" || got[3] != "2" || got[4] != "Running" {
 		t.Errorf("kubectl get apps row = %v, want hello ... 2 2 Running", got)
 	}
-	explain := mustKubectl(t, "explain", "app.spec")
+	explain := suite.MustRun(t, "explain", "app.spec")
 	for _, field := range []string{"image", "replicas", "config", "port", "env", "resources"} {
 		if !strings.Contains(explain, field) {
 			t.Errorf("kubectl explain app.spec does not describe %s:\n%s", field, explain)
@@ -58,15 +58,15 @@ func TestScaleImageRepairAndDelete(t *testing.T) {
 	suite.WaitField(t, rollout, ns, "app/web", ".status.phase", "Running")
 
 	// kubectl scale goes through the scale subresource.
-	mustKubectl(t, "scale", "-n", ns, "app/web", "--replicas=3")
+	suite.MustRun(t, "scale", "-n", ns, "app/web", "--replicas=3")
 	suite.WaitField(t, rollout, ns, "deployment/web", ".spec.replicas", "3")
 	suite.WaitField(t, rollout, ns, "app/web", ".status.availableReplicas", "3")
 	suite.WaitField(t, rollout, ns, "app/web", ".status.phase", "Running")
 
 	// An image change rolls out a new ReplicaSet.
-	mustKubectl(t, "patch", "-n", ns, "app/web", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`)
+	suite.MustRun(t, "patch", "-n", ns, "app/web", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`)
 	testutil.Eventually(t, rollout, "a ReplicaSet with nginx:1.28 fully available", func() error {
-		out, err := kubectl("get", "rs", "-n", ns, "-l", "app.kubernetes.io/instance=web",
+		out, err := suite.Run("get", "rs", "-n", ns, "-l", "app.kubernetes.io/instance=web",
 			"-o", `jsonpath={range .items[*]}{.spec.template.spec.containers[0].image}={.status.availableReplicas}{"\n"}{end}`)
 		if err != nil {
 			return err
@@ -79,12 +79,12 @@ func TestScaleImageRepairAndDelete(t *testing.T) {
 	suite.WaitField(t, rollout, ns, "app/web", ".status.phase", "Running")
 
 	// A hand edit of a managed field is put back; a deleted Service comes back.
-	mustKubectl(t, "patch", "-n", ns, "deployment/web", "--type=merge", "-p", `{"spec":{"replicas":7}}`)
+	suite.MustRun(t, "patch", "-n", ns, "deployment/web", "--type=merge", "-p", `{"spec":{"replicas":7}}`)
 	suite.WaitField(t, rollout, ns, "deployment/web", ".spec.replicas", "3")
-	uid := mustKubectl(t, "get", "-n", ns, "service/web", "-o", "jsonpath={.metadata.uid}")
-	mustKubectl(t, "delete", "-n", ns, "service/web")
+	uid := suite.MustRun(t, "get", "-n", ns, "service/web", "-o", "jsonpath={.metadata.uid}")
+	suite.MustRun(t, "delete", "-n", ns, "service/web")
 	testutil.Eventually(t, time.Minute, "Service web re-created", func() error {
-		got, err := jsonpath(ns, "service/web", ".metadata.uid")
+		got, err := suite.JSONPath(ns, "service/web", ".metadata.uid")
 		if err != nil {
 			return err
 		}
@@ -95,14 +95,14 @@ func TestScaleImageRepairAndDelete(t *testing.T) {
 	})
 
 	// Deleting the App removes everything through the garbage collector.
-	mustKubectl(t, "delete", "-n", ns, "app/web", "--wait=true")
+	suite.MustRun(t, "delete", "-n", ns, "app/web", "--wait=true")
 	testutil.Eventually(t, rollout, "every child of App web gone", func() error {
-		out, err := kubectl("get", "deployments,replicasets,pods,services,configmaps", "-n", ns,
+		out, err := suite.Run("get", "deployments,replicasets,pods,services,configmaps", "-n", ns,
 			"-l", "app.kubernetes.io/instance=web", "-o", "name")
 		if err != nil {
 			return err
 		}
-		cm, _ := kubectl("get", "configmap", "web-config", "-n", ns, "-o", "name", "--ignore-not-found")
+		cm, _ := suite.Run("get", "configmap", "web-config", "-n", ns, "-o", "name", "--ignore-not-found")
 		if left := strings.TrimSpace(out + cm); left != "" {
 			return fmt.Errorf("still there: %s", strings.ReplaceAll(left, "\n", ", "))
 		}

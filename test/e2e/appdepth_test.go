@@ -19,7 +19,7 @@ import (
 // started: Mooring must find it without a restart.
 func installGatewayAPI(t *testing.T) {
 	t.Helper()
-	mustKubectl(t, "apply", "--server-side", "-f", testutil.GatewayAPICRD(t, "httproutes"))
+	suite.MustRun(t, "apply", "--server-side", "-f", testutil.GatewayAPICRD(t, "httproutes"))
 	// kubectl wait fails outright on a CRD that has no conditions yet: poll instead.
 	suite.WaitField(t, rollout, "default", "crd/httproutes.gateway.networking.k8s.io", `.status.conditions[?(@.type=="Established")].status`, "True")
 }
@@ -49,7 +49,7 @@ func TestAppExposeIngressAndHTTPRoute(t *testing.T) {
 	suite.WaitField(t, rollout, ns, "app/front", ".status.url", "https://front.example.com/")
 
 	installGatewayAPI(t)
-	mustKubectl(t, "patch", "-n", ns, "app/front", "--type=json", "-p",
+	suite.MustRun(t, "patch", "-n", ns, "app/front", "--type=json", "-p",
 		`[{"op":"remove","path":"/spec/expose/tls"},{"op":"add","path":"/spec/expose/gateway","value":{"name":"public","sectionName":"http"}}]`)
 	// The App looks for the Gateway API again within a minute by itself; here it was
 	// installed before the change, so the change's reconcile finds it at once.
@@ -58,7 +58,7 @@ func TestAppExposeIngressAndHTTPRoute(t *testing.T) {
 	suite.WaitField(t, rollout, ns, "app/front", `.status.conditions[?(@.type=="Exposed")].reason`, "HTTPRouteApplied")
 	testutil.WaitGoneWithin(t, rollout, suite.Client, types.NamespacedName{Namespace: ns, Name: "front"}, &networkingv1.Ingress{}, "Ingress front pruned")
 
-	mustKubectl(t, "patch", "-n", ns, "app/front", "--type=json", "-p", `[{"op":"remove","path":"/spec/expose"}]`)
+	suite.MustRun(t, "patch", "-n", ns, "app/front", "--type=json", "-p", `[{"op":"remove","path":"/spec/expose"}]`)
 	testutil.WaitGoneWithin(t, rollout, suite.Client, types.NamespacedName{Namespace: ns, Name: "front"}, &gatewayv1.HTTPRoute{}, "HTTPRoute front pruned")
 	suite.WaitField(t, rollout, ns, "app/front", ".status.url", "")
 	suite.WaitField(t, rollout, ns, "deployment/front", ".status.availableReplicas", "1")
@@ -94,21 +94,21 @@ func TestAppAutoscalingLeavesReplicasToTheHPA(t *testing.T) {
 	// kubectl get shows the autoscaler's count (status.desiredReplicas), not the
 	// spec.replicas it overrides.
 	suite.WaitField(t, rollout, ns, "app/elastic", ".status.desiredReplicas", "2")
-	row := strings.Fields(mustKubectl(t, "get", "-n", ns, "app/elastic", "--no-headers"))
+	row := strings.Fields(suite.MustRun(t, "get", "-n", ns, "app/elastic", "--no-headers"))
 	if len(row) < 4 || row[2] != "2" || row[3] != "2" {
 		t.Errorf("kubectl get app/elastic row = %v, want REPLICAS 2 (the autoscaler's count, spec.replicas is 1) and AVAILABLE 2", row)
 	}
 
-	out, err := kubectl("scale", "-n", ns, "app/elastic", "--replicas=3")
+	out, err := suite.Run("scale", "-n", ns, "app/elastic", "--replicas=3")
 	if err == nil || !strings.Contains(err.Error(), "spec.replicas cannot change while spec.autoscaling is set") {
 		t.Fatalf("kubectl scale of an autoscaled App: %v %s, want a refusal naming spec.replicas", err, out)
 	}
 
 	// A change Mooring applies to the Deployment keeps the autoscaler's count.
-	mustKubectl(t, "patch", "-n", ns, "app/elastic", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`)
+	suite.MustRun(t, "patch", "-n", ns, "app/elastic", "--type=merge", "-p", `{"spec":{"image":"nginx:1.28"}}`)
 	suite.WaitField(t, rollout, ns, "deployment/elastic", ".spec.template.spec.containers[0].image", "nginx:1.28")
 	suite.WaitField(t, rollout, ns, "app/elastic", ".status.phase", "Running")
-	if got, _ := jsonpath(ns, "deployment/elastic", ".spec.replicas"); got != "2" {
+	if got, _ := suite.JSONPath(ns, "deployment/elastic", ".spec.replicas"); got != "2" {
 		t.Fatalf("Deployment replicas after an image change = %q, want the autoscaler's 2", got)
 	}
 }
@@ -128,7 +128,7 @@ func TestAppPodsSpreadOverNodes(t *testing.T) {
 	ns := suite.Namespace(t, "spread")
 	suite.Apply(t, ns, spreadApp)
 	suite.WaitField(t, rollout, ns, "app/spread", ".status.phase", "Running")
-	nodes := strings.Fields(mustKubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=spread",
+	nodes := strings.Fields(suite.MustRun(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=spread",
 		"--field-selector=status.phase=Running", "-o", "jsonpath={.items[*].spec.nodeName}"))
 	slices.Sort(nodes)
 	if len(nodes) != 3 || len(slices.Compact(slices.Clone(nodes))) != 3 {
@@ -199,7 +199,7 @@ func TestAppBindsToSampleDatabaseAndCache(t *testing.T) {
 	ns := suite.Namespace(t, "bindings")
 	suite.Apply(t, ns, boundApp)
 	suite.WaitField(t, rollout, ns, "app/checkout", `.status.conditions[?(@.type=="BindingsReady")].reason`, "BindingNotFound")
-	if out, _ := kubectl("get", "-n", ns, "deployment/checkout", "--ignore-not-found", "-o", "name"); strings.TrimSpace(out) != "" {
+	if out, _ := suite.Run("get", "-n", ns, "deployment/checkout", "--ignore-not-found", "-o", "name"); strings.TrimSpace(out) != "" {
 		t.Fatalf("Deployment made while the bindings wait: %s", out)
 	}
 
@@ -211,7 +211,7 @@ func TestAppBindsToSampleDatabaseAndCache(t *testing.T) {
 	suite.WaitField(t, rollout, ns, "app/checkout", ".status.phase", "Running")
 
 	// Read the pod spec back from a running pod.
-	raw := mustKubectl(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=checkout", "-o", "jsonpath={.items[0].spec}")
+	raw := suite.MustRun(t, "get", "pods", "-n", ns, "-l", "app.kubernetes.io/instance=checkout", "-o", "jsonpath={.items[0].spec}")
 	var spec podSpec
 	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
 		t.Fatalf("pod spec: %v\n%s", err, raw)
@@ -221,7 +221,7 @@ func TestAppBindsToSampleDatabaseAndCache(t *testing.T) {
 		for _, src := range v.Projected.Sources {
 			switch {
 			case src.ConfigMap != nil:
-				data := mustKubectl(t, "get", "configmap", src.ConfigMap.Name, "-n", ns, "-o", "jsonpath={.data}")
+				data := suite.MustRun(t, "get", "configmap", src.ConfigMap.Name, "-n", ns, "-o", "jsonpath={.data}")
 				var m map[string]string
 				if err := json.Unmarshal([]byte(data), &m); err != nil {
 					t.Fatal(err)
@@ -230,7 +230,7 @@ func TestAppBindsToSampleDatabaseAndCache(t *testing.T) {
 					files[v.Name] = append(files[v.Name], k)
 				}
 			case src.Secret != nil:
-				keys := mustKubectl(t, "get", "secret", src.Secret.Name, "-n", ns, "-o", `jsonpath={.data}`)
+				keys := suite.MustRun(t, "get", "secret", src.Secret.Name, "-n", ns, "-o", `jsonpath={.data}`)
 				for _, item := range src.Secret.Items {
 					if !strings.Contains(keys, `"`+item.Key+`"`) {
 						t.Errorf("Secret %s has no key %s", src.Secret.Name, item.Key)
@@ -257,7 +257,7 @@ func TestAppBindsToSampleDatabaseAndCache(t *testing.T) {
 	if mounts["binding-orders"] != "/bindings/orders" || mounts["binding-sessions"] != "/bindings/sessions" {
 		t.Errorf("mounts = %v", mounts)
 	}
-	if got, _ := jsonpath(ns, "configmap/orders-binding", ".data.host"); got != "orders."+ns+".svc" {
+	if got, _ := suite.JSONPath(ns, "configmap/orders-binding", ".data.host"); got != "orders."+ns+".svc" {
 		t.Errorf("orders binding host = %q", got)
 	}
 	passwordRef := false
@@ -271,10 +271,10 @@ func TestAppBindsToSampleDatabaseAndCache(t *testing.T) {
 	}
 
 	// Rotate the password: a new ReplicaSet rolls out.
-	before := strings.Fields(mustKubectl(t, "get", "rs", "-n", ns, "-l", "app.kubernetes.io/instance=checkout", "-o", "jsonpath={.items[*].metadata.name}"))
-	mustKubectl(t, "patch", "-n", ns, "secret/orders-credentials", "--type=merge", "-p", `{"stringData":{"password":"rotated-in-e2e"}}`)
+	before := strings.Fields(suite.MustRun(t, "get", "rs", "-n", ns, "-l", "app.kubernetes.io/instance=checkout", "-o", "jsonpath={.items[*].metadata.name}"))
+	suite.MustRun(t, "patch", "-n", ns, "secret/orders-credentials", "--type=merge", "-p", `{"stringData":{"password":"rotated-in-e2e"}}`)
 	testutil.Eventually(t, rollout, "a new ReplicaSet after the password rotation", func() error {
-		out, err := kubectl("get", "rs", "-n", ns, "-l", "app.kubernetes.io/instance=checkout", "-o", "jsonpath={.items[*].metadata.name}")
+		out, err := suite.Run("get", "rs", "-n", ns, "-l", "app.kubernetes.io/instance=checkout", "-o", "jsonpath={.items[*].metadata.name}")
 		if err != nil {
 			return err
 		}
@@ -287,7 +287,7 @@ func TestAppBindsToSampleDatabaseAndCache(t *testing.T) {
 		return fmt.Errorf("replica sets still %v", now)
 	})
 	suite.WaitField(t, rollout, ns, "app/checkout", ".status.phase", "Running")
-	if status := mustKubectl(t, "get", "-n", ns, "app/checkout", "-o", "json"); strings.Contains(status, "rotated-in-e2e") {
+	if status := suite.MustRun(t, "get", "-n", ns, "app/checkout", "-o", "json"); strings.Contains(status, "rotated-in-e2e") {
 		t.Fatal("the password reached the App")
 	}
 }

@@ -79,7 +79,7 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 	// of the package, however this test ends; one that cannot be deleted fails this test,
 	// rather than showing up as noise in later ones.
 	t.Cleanup(func() {
-		if out, err := kubectl("delete", "backups", "--all", "-n", ns, "--wait=true", "--timeout=60s"); err != nil {
+		if out, err := suite.Run("delete", "backups", "--all", "-n", ns, "--wait=true", "--timeout=60s"); err != nil {
 			t.Errorf("delete the test's Backups: %v\n%s", err, out)
 		}
 	})
@@ -93,7 +93,7 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 	created := creationTime(t, ns, "cronjob/minutely")
 	var firstJob string
 	testutil.Eventually(t, 75*time.Second-time.Since(created), "a Job from CronJob minutely", func() error {
-		out, err := kubectl("get", "jobs", "-n", ns, "-l", "mooring.dev/backup-job=scheduled,app.kubernetes.io/instance=minutely",
+		out, err := suite.Run("get", "jobs", "-n", ns, "-l", "mooring.dev/backup-job=scheduled,app.kubernetes.io/instance=minutely",
 			"-o", "jsonpath={.items[*].metadata.name}")
 		if err != nil {
 			return err
@@ -105,7 +105,7 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 	})
 	t.Logf("scheduled Job %s created %s after its CronJob", firstJob, time.Since(created).Round(time.Second))
 	testutil.Eventually(t, rollout, "lastSuccessfulTime of Backup minutely", func() error {
-		got, err := jsonpath(ns, "backup/minutely", ".status.lastSuccessfulTime")
+		got, err := suite.JSONPath(ns, "backup/minutely", ".status.lastSuccessfulTime")
 		if err != nil {
 			return err
 		}
@@ -118,9 +118,9 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 	t.Logf("lastSuccessfulTime set %s after the CronJob", time.Since(created).Round(time.Second))
 
 	// backup-now: one Job per distinct value, never two for the same one.
-	mustKubectl(t, "annotate", "-n", ns, "backup/minutely", "mooring.dev/backup-now=first")
+	suite.MustRun(t, "annotate", "-n", ns, "backup/minutely", "mooring.dev/backup-now=first")
 	manual := func() []string {
-		out, _ := kubectl("get", "jobs", "-n", ns, "-l", "mooring.dev/backup-job=manual,app.kubernetes.io/instance=minutely",
+		out, _ := suite.Run("get", "jobs", "-n", ns, "-l", "mooring.dev/backup-job=manual,app.kubernetes.io/instance=minutely",
 			"-o", "jsonpath={.items[*].metadata.name}")
 		return strings.Fields(out)
 	}
@@ -131,8 +131,8 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 		}
 		return jobComplete(ns, jobs[0])
 	})
-	mustKubectl(t, "annotate", "-n", ns, "backup/minutely", "example.com/touched=yes")
-	mustKubectl(t, "annotate", "-n", ns, "backup/minutely", "--overwrite", "mooring.dev/backup-now=second")
+	suite.MustRun(t, "annotate", "-n", ns, "backup/minutely", "example.com/touched=yes")
+	suite.MustRun(t, "annotate", "-n", ns, "backup/minutely", "--overwrite", "mooring.dev/backup-now=second")
 	testutil.Eventually(t, rollout, "a second on-demand Job for the second value", func() error {
 		if jobs := manual(); len(jobs) != 2 {
 			return fmt.Errorf("on-demand Jobs %v", jobs)
@@ -144,9 +144,9 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 	suite.Apply(t, ns, scratchBackup)
 	suite.WaitField(t, rollout, ns, "backup/scratch", ".metadata.finalizers[0]", "mooring.dev/cleanup")
 	suite.WaitField(t, rollout, ns, "pvc/scratch-storage", ".status.phase", "Bound")
-	mustKubectl(t, "delete", "-n", ns, "backup/scratch", "--wait=false")
+	suite.MustRun(t, "delete", "-n", ns, "backup/scratch", "--wait=false")
 	testutil.Eventually(t, rollout, "Backup scratch gone after its cleanup Job", func() error {
-		out, err := kubectl("get", "backup/scratch", "-n", ns, "--ignore-not-found", "-o", "name")
+		out, err := suite.Run("get", "backup/scratch", "-n", ns, "--ignore-not-found", "-o", "name")
 		if err != nil {
 			return err
 		}
@@ -159,12 +159,12 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 	// message) says nothing else is in it. Kwok runs no container, so there is no report,
 	// and Mooring keeps the volume and says why; the report's both outcomes are tested
 	// with envtest (internal/controller/backup) and the script itself with sh.
-	events := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=scratch", "-o", "jsonpath={.items[*].reason}")
+	events := suite.MustRun(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=scratch", "-o", "jsonpath={.items[*].reason}")
 	if !strings.Contains(events, "Finalizing") || !strings.Contains(events, "StorageKept") {
 		t.Errorf("events about Backup scratch %q, want Finalizing and StorageKept", events)
 	}
 	testutil.Eventually(t, rollout, "PVC scratch-storage kept, its annotation saying the cleanup's report is missing", func() error {
-		kept, err := jsonpath(ns, "pvc/scratch-storage", ".metadata.annotations.mooring\\.dev/kept")
+		kept, err := suite.JSONPath(ns, "pvc/scratch-storage", ".metadata.annotations.mooring\\.dev/kept")
 		if err != nil {
 			return err
 		}
@@ -176,11 +176,11 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 
 	// Snapshot: the final Job cannot run until archive-volume exists; meanwhile the
 	// cluster stays, saying what it waits for.
-	mustKubectl(t, "delete", "-n", ns, "databasecluster/orders", "--wait=false")
+	suite.MustRun(t, "delete", "-n", ns, "databasecluster/orders", "--wait=false")
 	suite.WaitField(t, rollout, ns, "job/orders-final-snapshot", ".spec.template.spec.volumes[0].persistentVolumeClaim.claimName", "archive-volume")
 	suite.WaitField(t, rollout, ns, "databasecluster/orders", ".status.phase", "Deleting")
 	suite.WaitField(t, rollout, ns, "databasecluster/orders", `.status.conditions[?(@.type=="FinalSnapshot")].reason`, "SnapshotInProgress")
-	if msg, _ := jsonpath(ns, "databasecluster/orders", `.status.conditions[?(@.type=="FinalSnapshot")].message`); !strings.Contains(msg, "orders-final-snapshot") {
+	if msg, _ := suite.JSONPath(ns, "databasecluster/orders", `.status.conditions[?(@.type=="FinalSnapshot")].message`); !strings.Contains(msg, "orders-final-snapshot") {
 		t.Errorf("FinalSnapshot message %q does not name the Job", msg)
 	}
 	if err := jobComplete(ns, "orders-final-snapshot"); err == nil {
@@ -188,7 +188,7 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 	}
 	suite.Apply(t, ns, archiveVolume)
 	testutil.Eventually(t, rollout, "DatabaseCluster orders gone after its final snapshot", func() error {
-		out, err := kubectl("get", "databasecluster/orders", "-n", ns, "--ignore-not-found", "-o", "name")
+		out, err := suite.Run("get", "databasecluster/orders", "-n", ns, "--ignore-not-found", "-o", "name")
 		if err != nil {
 			return err
 		}
@@ -197,12 +197,12 @@ func TestBackupSchedulesSnapshotsAndCleanup(t *testing.T) {
 		}
 		return nil
 	})
-	events = mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=orders", "-o", "jsonpath={.items[*].reason}")
+	events = suite.MustRun(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=orders", "-o", "jsonpath={.items[*].reason}")
 	if !strings.Contains(events, "SnapshotTaken") {
 		t.Errorf("events about orders %q, want SnapshotTaken", events)
 	}
 	// Snapshot keeps the data volumes.
-	if _, err := kubectl("get", "pvc/data-orders-0", "-n", ns); err != nil {
+	if _, err := suite.Run("get", "pvc/data-orders-0", "-n", ns); err != nil {
 		t.Errorf("data volume gone under deletionPolicy Snapshot: %v", err)
 	}
 }
@@ -212,7 +212,7 @@ func creationTime(t *testing.T, ns, resource string) time.Time {
 	var out string
 	testutil.Eventually(t, rollout, resource, func() error {
 		var err error
-		out, err = jsonpath(ns, resource, ".metadata.creationTimestamp")
+		out, err = suite.JSONPath(ns, resource, ".metadata.creationTimestamp")
 		return err
 	})
 	ts, err := time.Parse(time.RFC3339, strings.TrimSpace(out))
@@ -223,7 +223,7 @@ func creationTime(t *testing.T, ns, resource string) time.Time {
 }
 
 func jobComplete(ns, name string) error {
-	out, err := jsonpath(ns, "job/"+name, `.status.conditions[?(@.type=="Complete")].status`)
+	out, err := suite.JSONPath(ns, "job/"+name, `.status.conditions[?(@.type=="Complete")].status`)
 	if err != nil {
 		return err
 	}
@@ -235,6 +235,6 @@ func jobComplete(ns, name string) error {
 
 // conditions is a one-line summary of an object's conditions, for failure messages.
 func conditions(ns, resource string) string {
-	out, _ := jsonpath(ns, resource, `.status.conditions[*]}{" "}{.status.phase`)
+	out, _ := suite.JSONPath(ns, resource, `.status.conditions[*]}{" "}{.status.phase`)
 	return out
 }

@@ -17,7 +17,7 @@ func TestChartAcceptedByAPIServer(t *testing.T) {
 	ns := suite.Namespace(t, "platform")
 	// warn as well as enforce: PodSecurity checks workload pod templates only in warn
 	// and audit modes.
-	mustKubectl(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted")
+	suite.MustRun(t, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted")
 	for _, set := range []string{"default", "minimal"} {
 		path := filepath.Join(suite.Root, "hack", "chart", "testdata", set+".yaml")
 		manifest, err := os.ReadFile(path)

@@ -19,9 +19,9 @@ func applySample(t *testing.T, ns, file string) {
 func TestCacheInstanceRuns(t *testing.T) {
 	ns := suite.Namespace(t, "cache")
 	applySample(t, ns, "mooring_v1_cacheinstance.yaml")
-	name := strings.TrimSpace(mustKubectl(t, "get", "cacheinstances", "-n", ns, "-o", "jsonpath={.items[0].metadata.name}"))
+	name := strings.TrimSpace(suite.MustRun(t, "get", "cacheinstances", "-n", ns, "-o", "jsonpath={.items[0].metadata.name}"))
 	suite.WaitField(t, rollout, ns, "cacheinstance/"+name, ".status.phase", "Running")
-	out := mustKubectl(t, "get", "cacheinstances", "-n", ns)
+	out := suite.MustRun(t, "get", "cacheinstances", "-n", ns)
 	if got := strings.Join(strings.Fields(strings.SplitN(out, "\n", 2)[0]), " "); got != "NAME ENGINE REPLICAS MEMORY AVAILABLE PHASE AGE" {
 		t.Errorf("kubectl get cacheinstances columns = %q", got)
 	}
@@ -41,12 +41,12 @@ func TestDatabaseClustersRun(t *testing.T) {
 	suite.WaitField(t, rollout, ns, "databasecluster.v1beta1.mooring.dev/inventory", ".spec.replicaCount", "1")
 	suite.WaitField(t, rollout, ns, "databasecluster/inventory", ".spec.version", "11.8")
 	suite.WaitField(t, rollout, ns, "databasecluster/orders", ".status.primaryEndpoint", "orders."+ns+".svc:5432")
-	if _, err := kubectl("get", "secret", "orders-credentials", "-n", ns); err != nil {
+	if _, err := suite.Run("get", "secret", "orders-credentials", "-n", ns); err != nil {
 		t.Errorf("generated Secret missing: %v", err)
 	}
 	// The package's leak check must look for this password (the cluster stays).
 	suite.ExpectPassword(ns, "orders-credentials")
-	out := mustKubectl(t, "get", "databaseclusters", "-n", ns)
+	out := suite.MustRun(t, "get", "databaseclusters", "-n", ns)
 	if got := strings.Join(strings.Fields(strings.SplitN(out, "\n", 2)[0]), " "); got != "NAME ENGINE VERSION REPLICAS READY PHASE AGE" {
 		t.Errorf("kubectl get databaseclusters columns = %q", got)
 	}

@@ -35,9 +35,9 @@ func TestDashboardQueriesReturnDataFromARealPrometheus(t *testing.T) {
 	applySample(t, ns, "mooring_v1_backup.yaml")
 	suite.WaitField(t, rollout, ns, "app/hello", ".status.phase", "Running")
 	suite.WaitField(t, rollout, ns, "backup/orders-nightly", ".status.phase", "Scheduled")
-	mustKubectl(t, "annotate", "-n", ns, "backup/orders-nightly", "mooring.dev/backup-now=monitoring")
+	suite.MustRun(t, "annotate", "-n", ns, "backup/orders-nightly", "mooring.dev/backup-now=monitoring")
 	testutil.Eventually(t, rollout, "lastSuccessfulTime of Backup orders-nightly (kwok completes the Job)", func() error {
-		got, err := jsonpath(ns, "backup/orders-nightly", ".status.lastSuccessfulTime")
+		got, err := suite.JSONPath(ns, "backup/orders-nightly", ".status.lastSuccessfulTime")
 		if err == nil && got == "" {
 			err = fmt.Errorf("not set yet")
 		}

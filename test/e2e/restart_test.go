@@ -33,21 +33,21 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	// started, the fleet resumed, and the operator killed as soon as the first
 	// Deployments appear.
 	suite.Apply(t, ns, clusterenv.PausedFleet(fleetSize, 80))
-	if err := stopOperator(); err != nil {
+	if err := suite.StopOperator(); err != nil {
 		t.Fatal(err)
 	}
 	// From here on the suite's operator is stopped, killed or runs with other flags: put it
 	// back however the test ends, or every later test of the package fails for this one.
-	t.Cleanup(func() { ensureOperator(t) })
+	t.Cleanup(func() { suite.EnsureOperatorServing(t) })
 	watcher, err := kubernetes.NewForConfigOrDie(suite.Config).AppsV1().Deployments(ns).Watch(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer watcher.Stop()
-	if err := startOperator(context.Background(), "--max-concurrent-reconciles=1"); err != nil {
+	if err := suite.StartOperator(context.Background(), "--max-concurrent-reconciles=1"); err != nil {
 		t.Fatal(err)
 	}
-	mustKubectl(t, "annotate", "apps", "--all", "-n", ns, "mooring.dev/paused-")
+	suite.MustRun(t, "annotate", "apps", "--all", "-n", ns, "mooring.dev/paused-")
 	// Only creations count: a modification or an error event is not a new Deployment, and a
 	// closed watch would otherwise yield zero values at once and pass for three.
 	seen := 0
@@ -68,7 +68,7 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	if err := syscall.Kill(suite.Operator.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = stopOperator() // reaps the killed process
+	_ = suite.StopOperator() // reaps the killed process
 	done := count(t, ns, &appsv1.DeploymentList{})
 	if done >= fleetSize {
 		t.Fatalf("the operator finished all %d Deployments before it was killed; the test proves nothing", done)
@@ -78,7 +78,7 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := startOperator(context.Background()); err != nil {
+	if err := suite.StartOperator(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -116,13 +116,13 @@ func TestKilledOperatorConvergesFleetThenRestartIsFree(t *testing.T) {
 	// Restart over the converged fleet: reads only. The operator's writes are counted for
 	// this namespace only: it reconciles every other test's objects too, whose state is
 	// not this test's to assert.
-	if err := stopOperator(); err != nil {
+	if err := suite.StopOperator(); err != nil {
 		t.Fatal(err)
 	}
 	if mark, err = suite.AuditMark(); err != nil {
 		t.Fatal(err)
 	}
-	if err := startOperator(context.Background()); err != nil {
+	if err := suite.StartOperator(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// It reconciles the other tests' Apps too: only as many successes as there are Apps in

@@ -21,7 +21,7 @@ import (
 // them (names prefixed mooring-), which the suite's set-up does not install.
 func installUserRoles(t *testing.T) {
 	t.Helper()
-	rendered := mustKubectl(t, "kustomize", filepath.Join(suite.Root, "config", "default"))
+	rendered := suite.MustRun(t, "kustomize", filepath.Join(suite.Root, "config", "default"))
 	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(rendered), 4096)
 	var roles []string
 	for {
@@ -50,7 +50,7 @@ func installUserRoles(t *testing.T) {
 
 // as runs kubectl impersonating user.
 func as(user string, args ...string) (string, error) {
-	return kubectl(append([]string{"--as", user}, args...)...)
+	return suite.Run(append([]string{"--as", user}, args...)...)
 }
 
 // canI asks the API server whether user may do verb on resource in ns ("" = cluster-wide).
@@ -107,12 +107,12 @@ func TestUserRoles(t *testing.T) {
 	installUserRoles(t)
 	a := suite.Namespace(t, "roles-a")
 	b := suite.Namespace(t, "roles-b")
-	mustKubectl(t, "create", "clusterrolebinding", "roles-alice", "--clusterrole=mooring-admin", "--user=alice")
-	mustKubectl(t, "create", "rolebinding", "dave", "-n", a, "--clusterrole=mooring-developer", "--user=dave")
-	mustKubectl(t, "create", "clusterrolebinding", "roles-audrey", "--clusterrole=mooring-auditor", "--user=audrey")
-	mustKubectl(t, "create", "rolebinding", "edith", "-n", a, "--clusterrole=edit", "--user=edith")
-	mustKubectl(t, "create", "rolebinding", "victor", "-n", a, "--clusterrole=view", "--user=victor")
-	mustKubectl(t, "create", "rolebinding", "adam", "-n", a, "--clusterrole=admin", "--user=adam")
+	suite.MustRun(t, "create", "clusterrolebinding", "roles-alice", "--clusterrole=mooring-admin", "--user=alice")
+	suite.MustRun(t, "create", "rolebinding", "dave", "-n", a, "--clusterrole=mooring-developer", "--user=dave")
+	suite.MustRun(t, "create", "clusterrolebinding", "roles-audrey", "--clusterrole=mooring-auditor", "--user=audrey")
+	suite.MustRun(t, "create", "rolebinding", "edith", "-n", a, "--clusterrole=edit", "--user=edith")
+	suite.MustRun(t, "create", "rolebinding", "victor", "-n", a, "--clusterrole=view", "--user=victor")
+	suite.MustRun(t, "create", "rolebinding", "adam", "-n", a, "--clusterrole=admin", "--user=adam")
 
 	kinds := []string{"apps.mooring.dev", "cacheinstances.mooring.dev", "databaseclusters.mooring.dev", "backups.mooring.dev"}
 	writes := []string{"create", "update", "patch", "delete"}
@@ -249,7 +249,7 @@ func TestUserRoles(t *testing.T) {
 	// always run.
 	var pod string
 	testutil.Eventually(t, rollout, "a pod of App web in "+a, func() error {
-		out, err := kubectl("get", "pods", "-n", a, "-l", "app.kubernetes.io/instance=web", "-o", "jsonpath={.items[*].metadata.name}")
+		out, err := suite.Run("get", "pods", "-n", a, "-l", "app.kubernetes.io/instance=web", "-o", "jsonpath={.items[*].metadata.name}")
 		if err != nil {
 			return err
 		}

@@ -22,7 +22,7 @@ import (
 // it, its watches resume: changes made as the control plane comes back (a new App, a
 // scaled one) converge, and no App has a second set of children.
 func TestControlPlaneRestarts(t *testing.T) {
-	ensureOperator(t)
+	suite.EnsureOperator(t)
 	op := suite.Operator
 	ns := suite.Namespace(t, "controlplane")
 	suite.Apply(t, ns, appManifest("before", 1))

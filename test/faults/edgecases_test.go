@@ -11,7 +11,7 @@ import (
 // The valid edge cases of the admission catalogue (test/admission/valid.yaml: the longest
 // names, the smallest values) run: every object reaches Running, the Backup Scheduled.
 func TestAdmissionEdgeCasesRun(t *testing.T) {
-	ensureOperator(t)
+	suite.EnsureOperator(t)
 	ns := suite.Namespace(t, "edge-cases")
 	data, err := os.ReadFile(filepath.Join(suite.Root, "test", "admission", "valid.yaml"))
 	if err != nil {

@@ -39,7 +39,7 @@ const (
 // workers a batch's second half converges within one poll, so later points would often
 // land after their batch had finished.
 func TestKilledTenTimesWhileFleetConverges(t *testing.T) {
-	ensureOperator(t)
+	suite.EnsureOperator(t)
 	ns := suite.Namespace(t, "kills")
 	suite.Apply(t, ns, clusterenv.PausedFleet(killFleet, 0))
 
@@ -66,7 +66,7 @@ func TestKilledTenTimesWhileFleetConverges(t *testing.T) {
 		if n < (i+1)*batch {
 			inside++
 		}
-		ensureOperator(t)
+		suite.EnsureOperator(t)
 	}
 	t.Logf("kill points %v; killed with %v Apps Running", points, seen)
 	// A kill that lands just as its batch finishes is possible (the poll and the kill are

@@ -17,7 +17,7 @@ import (
 // runs is left alone. When the operator is back, the refused change goes through and
 // converges.
 func TestOperatorDown(t *testing.T) {
-	ensureOperator(t)
+	suite.EnsureOperator(t)
 	ns := suite.Namespace(t, "down")
 	suite.Apply(t, ns, appManifest("steady", 2))
 	waitAppsRunning(t, ns, 2*time.Minute, "steady")
@@ -60,7 +60,7 @@ func TestOperatorDown(t *testing.T) {
 	}
 
 	t0 := time.Now()
-	ensureOperator(t)
+	suite.EnsureOperator(t)
 	testutil.Eventually(t, 30*time.Second, "the refused App admitted once the operator is back", func() error {
 		_, err := suite.RunStdin(appManifest("refused", 1), "apply", "-n", ns, "-f", "-")
 		return err

@@ -19,7 +19,7 @@ import (
 // container that crashes) show in the App's and the CacheInstance's phase and Ready
 // condition with the kubelet's reason and message; fixing the image recovers them.
 func TestPodFailuresAreReported(t *testing.T) {
-	ensureOperator(t)
+	suite.EnsureOperator(t)
 	ns := suite.Namespace(t, "podfailures")
 	suite.Apply(t, ns, fmt.Sprintf("apiVersion: mooring.dev/v1\nkind: App\nmetadata:\n  name: web\nspec:\n  image: %s\n", localcluster.UnpullableImage))
 	suite.Apply(t, ns, fmt.Sprintf("apiVersion: mooring.dev/v1\nkind: CacheInstance\nmetadata:\n  name: sessions\nspec:\n  image: %s\n", localcluster.CrashingImage))

@@ -22,7 +22,7 @@ import (
 // its final snapshot Job runs (its pod held Pending by cordoned nodes). The restarted
 // operator keeps the cluster, with one Job, until the snapshot succeeds, then lets it go.
 func TestKilledDuringFinalSnapshot(t *testing.T) {
-	ensureOperator(t)
+	suite.EnsureOperator(t)
 	ns := suite.Namespace(t, "snapshot")
 	suite.Apply(t, ns, "apiVersion: mooring.dev/v1beta1\nkind: DatabaseCluster\nmetadata:\n  name: orders\nspec:\n  engine: postgresql\n  deletionPolicy: Snapshot\n")
 	suite.WaitField(t, 2*time.Minute, ns, "databasecluster/orders", ".status.phase", "Running")
@@ -62,7 +62,7 @@ func TestKilledDuringFinalSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopOperator(t)
-	ensureOperator(t)
+	suite.EnsureOperator(t)
 
 	// The restarted operator reports the snapshot in progress and keeps the cluster.
 	testutil.Eventually(t, time.Minute, "FinalSnapshot in progress after the restart", func() error {

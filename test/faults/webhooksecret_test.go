@@ -35,7 +35,7 @@ func TestStartsWithoutWebhookSecret(t *testing.T) {
 	})
 
 	t0 := time.Now()
-	ensureOperator(t)
+	suite.EnsureOperator(t)
 	if err := suite.Client.Get(ctx, key, secret); err != nil {
 		t.Fatalf("the operator is ready but its certificate Secret is not there: %v", err)
 	}

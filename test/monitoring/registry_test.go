@@ -21,6 +21,7 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/instance"
 	"github.com/mooringhq/mooring/internal/manager"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
@@ -177,13 +178,18 @@ func electLeader(t *testing.T) error {
 	}
 }
 
-// knownNames are the series names a query may use: every gathered family, with the
+// knownNames are the series names a query may use: every gathered family and every
+// series of the instance managers' /metrics, with the
 // _bucket/_sum/_count series of histograms and summaries, and Prometheus's own "up".
 func knownNames(t *testing.T) map[string]bool {
 	t.Helper()
 	known := map[string]bool{"up": true}
 	for _, f := range families(t) {
 		addSeriesNames(known, f)
+	}
+	// The databases' own, which each database pod's instance manager serves.
+	for _, name := range instance.MetricNames() {
+		known[name] = true
 	}
 	return known
 }

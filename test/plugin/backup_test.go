@@ -49,8 +49,8 @@ func clockAt(t time.Time) *plugin.Options {
 func TestBackupWaitSucceedsAndFails(t *testing.T) {
 	t.Parallel()
 	ensureOperator(t)
-	ns := namespace(t, "backup-now")
-	apply(t, ns, backupDatabase)
+	ns := suite.Namespace(t, "backup-now")
+	suite.Apply(t, ns, backupDatabase)
 	waitBackupPhase(t, ns, "shop-daily", mooringv1.BackupScheduled)
 
 	first := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)

@@ -70,7 +70,7 @@ func doctorUntil(t *testing.T, ns, verdict, check string, want ...string) string
 func TestDoctor(t *testing.T) {
 	ensureOperator(t)
 	ctx := context.Background()
-	ns := namespace(t, "doctor")
+	ns := suite.Namespace(t, "doctor")
 
 	healthy := mustRun(t, nil, "doctor", "-n", ns)
 	for _, check := range []string{"crd apps.mooring.dev", "crd databaseclusters.mooring.dev", "webhook " + plugin.MutatingConfigName,

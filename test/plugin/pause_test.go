@@ -24,8 +24,8 @@ func TestPauseAndResume(t *testing.T) {
 	t.Parallel()
 	ensureOperator(t)
 	ctx := context.Background()
-	ns := namespace(t, "pause")
-	apply(t, ns, sample(t, "mooring_v1_app.yaml"))
+	ns := suite.Namespace(t, "pause")
+	suite.Apply(t, ns, sample(t, "mooring_v1_app.yaml"))
 	key := client.ObjectKey{Namespace: ns, Name: "hello"}
 	waitDeploymentReplicas(t, ns, "hello", 2)
 
@@ -77,8 +77,8 @@ func TestPauseAndResume(t *testing.T) {
 func TestReconcileRequestReconciles(t *testing.T) {
 	t.Parallel()
 	ensureOperator(t)
-	ns := namespace(t, "reconcile")
-	apply(t, ns, `apiVersion: mooring.dev/v1
+	ns := suite.Namespace(t, "reconcile")
+	suite.Apply(t, ns, `apiVersion: mooring.dev/v1
 kind: Backup
 metadata:
   name: waiting

@@ -20,6 +20,7 @@ import (
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/objecttree"
 	"github.com/mooringhq/mooring/internal/plugin"
 	"github.com/mooringhq/mooring/internal/testutil"
 )
@@ -39,9 +40,9 @@ var (
 // normalize fixes what differs between runs: every object is 10 minutes old, past times
 // (also those in condition messages) were 5 minutes ago (future ones come from fixedNow and the schedule already), generated
 // name suffixes and the kwok node a pod landed on are replaced by placeholders.
-func normalize(roots []*plugin.Node) {
+func normalize(roots []*objecttree.Node) {
 	for _, r := range roots {
-		r.Walk(func(n *plugin.Node) {
+		r.Walk(func(n *objecttree.Node) {
 			if !n.Created.IsZero() {
 				n.Created = fixedNow.Add(-10 * time.Minute)
 			}
@@ -73,14 +74,14 @@ func normalize(roots []*plugin.Node) {
 
 // waitTree polls `status REF -o json` until check accepts the tree, so that goldens are
 // taken (with -update) of a cluster that has settled.
-func waitTree(t *testing.T, ns, ref string, what string, check func(*plugin.Node) error) {
+func waitTree(t *testing.T, ns, ref string, what string, check func(*objecttree.Node) error) {
 	t.Helper()
 	testutil.Eventually(t, rollout, ref+": "+what, func() error {
 		r := run(context.Background(), nil, "status", "-n", ns, ref, "-o", "json")
 		if r.err != nil {
 			return r.err
 		}
-		n := &plugin.Node{}
+		n := &objecttree.Node{}
 		if err := json.Unmarshal([]byte(r.out), n); err != nil {
 			return err
 		}
@@ -89,10 +90,10 @@ func waitTree(t *testing.T, ns, ref string, what string, check func(*plugin.Node
 }
 
 // settled accepts a tree whose every line is healthy (or has no health of its own).
-func settled(root *plugin.Node) error {
+func settled(root *objecttree.Node) error {
 	var bad []string
-	root.Walk(func(n *plugin.Node) {
-		if n.State != plugin.StateOK && n.State != plugin.StateNeutral {
+	root.Walk(func(n *objecttree.Node) {
+		if n.State != objecttree.StateOK && n.State != objecttree.StateNeutral {
 			bad = append(bad, fmt.Sprintf("%s/%s %s", n.Kind, n.Name, n.Status))
 		}
 	})
@@ -153,9 +154,9 @@ spec:
 func TestStatusOfAppAndCache(t *testing.T) {
 	t.Parallel()
 	ensureOperator(t)
-	ns := namespace(t, "status-app")
-	apply(t, ns, sample(t, "mooring_v1_app.yaml"))
-	apply(t, ns, sample(t, "mooring_v1_cacheinstance.yaml"))
+	ns := suite.Namespace(t, "status-app")
+	suite.Apply(t, ns, sample(t, "mooring_v1_app.yaml"))
+	suite.Apply(t, ns, sample(t, "mooring_v1_cacheinstance.yaml"))
 
 	waitTree(t, ns, "app/hello", "every line healthy", settled)
 	waitTree(t, ns, "cacheinstance/sessions", "every line healthy", settled)
@@ -190,8 +191,8 @@ func TestStatusOfDatabaseWithUnreadyPodAndFailedBackup(t *testing.T) {
 	t.Parallel()
 	ensureOperator(t)
 	ctx := context.Background()
-	ns := namespace(t, "status-db")
-	apply(t, ns, statusDatabase)
+	ns := suite.Namespace(t, "status-db")
+	suite.Apply(t, ns, statusDatabase)
 	db := &v1beta1.DatabaseCluster{}
 	testutil.Eventually(t, rollout, "DatabaseCluster orders Running with 2 ready", func() error {
 		if err := suite.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "orders"}, db); err != nil {
@@ -220,9 +221,9 @@ func TestStatusOfDatabaseWithUnreadyPodAndFailedBackup(t *testing.T) {
 		return nil
 	})
 	breakPod(t, ns, "orders-1")
-	waitTree(t, ns, "databasecluster/orders", "NotReady with 1 of 2 ready and the Backup waiting", func(root *plugin.Node) error {
+	waitTree(t, ns, "databasecluster/orders", "NotReady with 1 of 2 ready and the Backup waiting", func(root *objecttree.Node) error {
 		var backup, sts string
-		root.Walk(func(n *plugin.Node) {
+		root.Walk(func(n *objecttree.Node) {
 			switch n.Kind {
 			case "Backup":
 				backup = n.Status
@@ -242,7 +243,7 @@ func TestStatusOfDatabaseWithUnreadyPodAndFailedBackup(t *testing.T) {
 	// -o json and -o yaml: the same tree as data.
 	jsonOut := mustRun(t, goldenOptions(), "status", "-n", ns, "databasecluster/orders", "-o", "json")
 	yamlOut := mustRun(t, goldenOptions(), "status", "-n", ns, "databasecluster/orders", "-o", "yaml")
-	var fromJSON, fromYAML plugin.Node
+	var fromJSON, fromYAML objecttree.Node
 	if err := json.Unmarshal([]byte(jsonOut), &fromJSON); err != nil {
 		t.Fatalf("-o json: %v\n%s", err, jsonOut)
 	}
@@ -260,7 +261,7 @@ func TestStatusOfDatabaseWithUnreadyPodAndFailedBackup(t *testing.T) {
 		return golden("status-databasecluster.json", mustRun(t, goldenOptions(), "status", "-n", ns, "databasecluster/orders", "-o", "json"))
 	})
 	var unready, failedJob bool
-	fromJSON.Walk(func(n *plugin.Node) {
+	fromJSON.Walk(func(n *objecttree.Node) {
 		unready = unready || (n.Kind == "Pod" && n.Name == "orders-1" && n.Ready == "0/1")
 		failedJob = failedJob || (n.Kind == "Job" && n.Name == job && n.Status == "Failed")
 	})

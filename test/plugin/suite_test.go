@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/mooringhq/mooring/internal/devenv"
 	"github.com/mooringhq/mooring/internal/plugin"
-	"github.com/mooringhq/mooring/internal/testutil"
 	"github.com/mooringhq/mooring/internal/testutil/clusterenv"
 )
 
@@ -40,11 +38,8 @@ func TestMain(m *testing.M) {
 // rollout bounds waits for workloads on kwok nodes; generous on a loaded machine.
 const rollout = 90 * time.Second
 
-var (
-	leaderRBAC sync.Once
-	// operatorMu keeps parallel tests from starting two operators.
-	operatorMu sync.Mutex
-)
+// leaderRBAC grants the operator leader election once.
+var leaderRBAC sync.Once
 
 // operatorArgs run the operator with leader election, as in production, so doctor has a
 // lease to read, and with controller-runtime's per-reconcile debug lines, so a test can
@@ -52,20 +47,11 @@ var (
 var operatorArgs = []string{"--leader-elect=true", "--leader-election-namespace=" + devenv.Namespace, "--zap-log-level=5"}
 
 // ensureOperator starts the operator when it is not running (the suite starts without
-// it), and waits until the API server can call its webhooks.
+// it), with leader election, and waits until the API server can call its webhooks.
 func ensureOperator(t *testing.T) {
 	t.Helper()
 	leaderRBAC.Do(func() { grantLeaderElection(t) })
-	operatorMu.Lock()
-	defer operatorMu.Unlock()
-	if suite.Operator == nil {
-		if err := suite.StartOperator(context.Background(), operatorArgs...); err != nil {
-			t.Fatalf("start operator: %v", err)
-		}
-	}
-	testutil.Eventually(t, time.Minute, "webhooks callable", func() error {
-		return devenv.WebhooksReady(context.Background(), suite.Config)
-	})
+	suite.EnsureOperatorServing(t, operatorArgs...)
 }
 
 // grantLeaderElection binds config/rbac's leader election Role to the operator's
@@ -92,16 +78,6 @@ func grantLeaderElection(t *testing.T) {
 			t.Fatalf("create %T: %v", o, err)
 		}
 	}
-}
-
-// namespace creates a namespace for one test.
-func namespace(t *testing.T, name string) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := suite.Client.Create(context.Background(), ns); err != nil {
-		t.Fatalf("create namespace %s: %v", name, err)
-	}
-	return name
 }
 
 // result is what one in-process run of the plugin printed.
@@ -131,16 +107,6 @@ func mustRun(t *testing.T, o *plugin.Options, args ...string) string {
 		t.Fatalf("kubectl mooring %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.err, r.out, r.errOut)
 	}
 	return r.out
-}
-
-// apply applies a manifest with kubectl in ns.
-func apply(t *testing.T, ns, manifest string) {
-	t.Helper()
-	cmd := suite.Kubectl("apply", "-n", ns, "-f", "-")
-	cmd.Stdin = strings.NewReader(manifest)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply: %v\n%s\n---\n%s", err, out, manifest)
-	}
 }
 
 // sample reads a file of config/samples.

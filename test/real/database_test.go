@@ -115,7 +115,8 @@ func podSummary(ns string) string {
 }
 
 // TestDatabasesReplicateForReal: for each engine Mooring runs here, a primary and two
-// replicas on the real node: a row written on the primary is read on every replica and
+// replicas on the real node: each pod's /metrics tells its role and, on the replicas,
+// the replication lag; a row written on the primary is read on every replica and
 // the reported lag returns to zero; the server killed by its PID restarts and the
 // replicas follow again; a password changed in the Secret logs in and the old one no
 // longer does.
@@ -127,6 +128,7 @@ func TestDatabasesReplicateForReal(t *testing.T) {
 			db := createDatabase(t, e, "repl-"+string(e.engine), 3)
 			ns := db.Namespace
 			waitReplicating(t, db, 6*time.Minute)
+			checkDatabaseMetrics(t, e, db)
 
 			primary, replicas := db.Name+"-0", []string{db.Name + "-1", db.Name + "-2"}
 			serviceLeadsTo(t, ns, db.Name, primary)

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
 
-	"github.com/mooringhq/mooring/internal/plugin"
+	"github.com/mooringhq/mooring/internal/objecttree"
 	"github.com/mooringhq/mooring/internal/portal/cluster"
 	"github.com/mooringhq/mooring/internal/portal/services"
 )
@@ -19,7 +19,7 @@ import (
 type Objects interface {
 	// Tree is the object's status tree as `kubectl mooring status` builds it (nil when the
 	// object is not there), with the kinds the caller may not list.
-	Tree(ctx context.Context, caller *services.Caller, namespace, kind, name string) (*plugin.Node, []string, error)
+	Tree(ctx context.Context, caller *services.Caller, namespace, kind, name string) (*objecttree.Node, []string, error)
 	// Events are the events about the object.
 	Events(ctx context.Context, caller *services.Caller, namespace, kind, name string) ([]corev1.Event, error)
 	// Log is the last lines of a pod's log (all its containers' default: the first).
@@ -33,10 +33,10 @@ type Impersonated struct {
 	Now func() time.Time
 }
 
-// Tree reads the namespace with the plugin's tree code, through a client acting as the
-// caller.
-func (o Impersonated) Tree(ctx context.Context, caller *services.Caller, namespace, kind, name string) (*plugin.Node, []string, error) {
-	c, err := o.Imp.Client(caller.Identity, plugin.Scheme)
+// Tree reads the namespace with the status tree's code (internal/objecttree, which
+// `kubectl mooring status` draws too), through a client acting as the caller.
+func (o Impersonated) Tree(ctx context.Context, caller *services.Caller, namespace, kind, name string) (*objecttree.Node, []string, error) {
+	c, err := o.Imp.Client(caller.Identity, objecttree.Scheme)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,7 +44,7 @@ func (o Impersonated) Tree(ctx context.Context, caller *services.Caller, namespa
 	if o.Now != nil {
 		now = o.Now
 	}
-	return plugin.ObjectTree(ctx, c, namespace, kind, name, now())
+	return objecttree.ObjectTree(ctx, c, namespace, kind, name, now())
 }
 
 // Events lists the events whose involved object is kind/name, with a field selector so

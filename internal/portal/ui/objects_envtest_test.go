@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
-	"github.com/mooringhq/mooring/internal/plugin"
+	"github.com/mooringhq/mooring/internal/objecttree"
 	"github.com/mooringhq/mooring/internal/portal/cluster"
 	"github.com/mooringhq/mooring/internal/portal/services"
 	"github.com/mooringhq/mooring/internal/testutil"
@@ -113,7 +113,7 @@ func TestImpersonatedLogAndEventsAreTheUsers(t *testing.T) {
 
 	// The trees' clients (kept per identity, one discovery for all) act as their user.
 	for range 2 {
-		c, err := imp.Client(reader.Identity, plugin.Scheme)
+		c, err := imp.Client(reader.Identity, objecttree.Scheme)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestImpersonatedLogAndEventsAreTheUsers(t *testing.T) {
 			t.Fatalf("pods as the reader through its kept client: want web-1, got %d, %v", len(pods.Items), err)
 		}
 	}
-	c, err := imp.Client(stranger.Identity, plugin.Scheme)
+	c, err := imp.Client(stranger.Identity, objecttree.Scheme)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/mooringhq/mooring/internal/plugin"
+	"github.com/mooringhq/mooring/internal/objecttree"
 	"github.com/mooringhq/mooring/internal/portal/services"
 )
 
@@ -17,9 +17,9 @@ import (
 type fakeObjects struct {
 	res    *fakeResources
 	mu     sync.Mutex
-	trees  map[string]*plugin.Node // by "ns/Kind/name"
-	logs   map[string]string       // by "ns/pod"
-	noLogs map[string]bool         // user names
+	trees  map[string]*objecttree.Node // by "ns/Kind/name"
+	logs   map[string]string           // by "ns/pod"
+	noLogs map[string]bool             // user names
 	// logErrs are the errors of log reads, by "ns/pod".
 	logErrs map[string]error
 	// read are the pods whose logs were read, "ns/pod".
@@ -28,7 +28,7 @@ type fakeObjects struct {
 	calls int
 }
 
-func (f *fakeObjects) Tree(_ context.Context, _ *services.Caller, ns, kind, name string) (*plugin.Node, []string, error) {
+func (f *fakeObjects) Tree(_ context.Context, _ *services.Caller, ns, kind, name string) (*objecttree.Node, []string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/mooringhq/mooring/internal/plugin"
+	"github.com/mooringhq/mooring/internal/objecttree"
 )
 
 // logLines is how many of a pod's last log lines an object page shows; logBytes caps
@@ -118,10 +118,10 @@ func toYAML(v any) string {
 }
 
 // treeLines flattens the children of root, depth first, as the plugin prints them.
-func treeLines(root *plugin.Node) []treeLine {
+func treeLines(root *objecttree.Node) []treeLine {
 	var out []treeLine
-	var walk func(n *plugin.Node, depth int)
-	walk = func(n *plugin.Node, depth int) {
+	var walk func(n *objecttree.Node, depth int)
+	walk = func(n *objecttree.Node, depth int) {
 		for _, c := range n.Children {
 			var details []string
 			for _, d := range c.Details {
@@ -143,12 +143,12 @@ func treeLines(root *plugin.Node) []treeLine {
 }
 
 // podLines are the pods anywhere below root.
-func podLines(root *plugin.Node) []podLine {
+func podLines(root *objecttree.Node) []podLine {
 	var out []podLine
 	if root == nil {
 		return out
 	}
-	root.Walk(func(n *plugin.Node) {
+	root.Walk(func(n *objecttree.Node) {
 		if n.Kind != "Pod" {
 			return
 		}
@@ -238,7 +238,7 @@ type objectInput struct {
 	Object    *unstructured.Unstructured
 	Events    []corev1.Event
 	EventsErr error
-	Tree      *plugin.Node
+	Tree      *objecttree.Node
 	Hidden    []string
 	TreeErr   error
 	// Pod is the pod whose log was read (""), with its text or error.

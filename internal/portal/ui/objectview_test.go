@@ -16,25 +16,25 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	mooringv1 "github.com/mooringhq/mooring/api/v1"
-	"github.com/mooringhq/mooring/internal/plugin"
+	"github.com/mooringhq/mooring/internal/objecttree"
 )
 
 // webTree is the plugin's tree of App web: Deployment → ReplicaSet → two Pods, and a
 // Service.
-func webTree() *plugin.Node {
-	pod := func(name, status, ready, restarts string, state plugin.State) *plugin.Node {
-		return &plugin.Node{Kind: "Pod", Name: name, Status: status, Ready: ready, State: state,
-			Details: []plugin.Detail{{Name: "node", Value: "kwok-node-0"}, {Name: "restarts", Value: restarts}}}
+func webTree() *objecttree.Node {
+	pod := func(name, status, ready, restarts string, state objecttree.State) *objecttree.Node {
+		return &objecttree.Node{Kind: "Pod", Name: name, Status: status, Ready: ready, State: state,
+			Details: []objecttree.Detail{{Name: "node", Value: "kwok-node-0"}, {Name: "restarts", Value: restarts}}}
 	}
-	return &plugin.Node{Kind: "App", Name: "web", Children: []*plugin.Node{
-		{Kind: "Deployment", Name: "web", Ready: "1/2", Status: "NotAvailable", State: plugin.StateWarning, Children: []*plugin.Node{
-			{Kind: "ReplicaSet", Name: "web-5d8f", Ready: "1/2", Status: "NotReady", State: plugin.StateWarning,
-				Details: []plugin.Detail{{Name: "revision", Value: "1"}}, Children: []*plugin.Node{
-					pod("web-5d8f-a", "Running", "1/1", "0", plugin.StateOK),
-					pod("web-5d8f-b", "CrashLoopBackOff", "0/1", "7", plugin.StateWarning),
+	return &objecttree.Node{Kind: "App", Name: "web", Children: []*objecttree.Node{
+		{Kind: "Deployment", Name: "web", Ready: "1/2", Status: "NotAvailable", State: objecttree.StateWarning, Children: []*objecttree.Node{
+			{Kind: "ReplicaSet", Name: "web-5d8f", Ready: "1/2", Status: "NotReady", State: objecttree.StateWarning,
+				Details: []objecttree.Detail{{Name: "revision", Value: "1"}}, Children: []*objecttree.Node{
+					pod("web-5d8f-a", "Running", "1/1", "0", objecttree.StateOK),
+					pod("web-5d8f-b", "CrashLoopBackOff", "0/1", "7", objecttree.StateWarning),
 				}},
 		}},
-		{Kind: "Service", Name: "web", State: plugin.StateNeutral},
+		{Kind: "Service", Name: "web", State: objecttree.StateNeutral},
 	}}
 }
 

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	portalv1alpha1 "github.com/mooringhq/mooring/api/portal/v1alpha1"
-	"github.com/mooringhq/mooring/internal/plugin"
+	"github.com/mooringhq/mooring/internal/objecttree"
 	"github.com/mooringhq/mooring/internal/portal/auth"
 	"github.com/mooringhq/mooring/internal/portal/middleware"
 	"github.com/mooringhq/mooring/internal/portal/ratelimit"
@@ -49,7 +49,7 @@ func newHarnessWith(t *testing.T, change func(*Options)) *harness {
 	h.acc.add("dev", "developer password", portalv1alpha1.RoleDeveloper, "team-a")
 	h.acc.add("nobody", "nobody password", portalv1alpha1.RoleNone)
 	r := gin.New()
-	h.obj = &fakeObjects{res: h.res, trees: map[string]*plugin.Node{}, logs: map[string]string{}, noLogs: map[string]bool{}}
+	h.obj = &fakeObjects{res: h.res, trees: map[string]*objecttree.Node{}, logs: map[string]string{}, noLogs: map[string]bool{}}
 	o := Options{Accounts: h.acc, Resources: h.res, Permissions: fakePermissions{}, Objects: h.obj, IPLimit: h.limit, UserLimit: h.limit,
 		CSRFKeys: testKeys(t), Now: fixedNow(time.Now())}
 	if change != nil {

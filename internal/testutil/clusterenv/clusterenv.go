@@ -50,6 +50,11 @@ type Env struct {
 	// Operator is the running operator the package started, nil while stopped and on
 	// a shared cluster.
 	Operator *localcluster.Operator
+	// operatorExtra are the extra flags Operator was started with (EnsureOperator
+	// restarts one whose flags are not what it is asked for).
+	operatorExtra []string
+	// operatorMu keeps parallel tests' EnsureOperator from starting two operators.
+	operatorMu sync.Mutex
 	// Config and Client act as the cluster admin.
 	Config *rest.Config
 	Client client.Client
@@ -254,7 +259,7 @@ func (e *Env) StartOperator(ctx context.Context, extraArgs ...string) error {
 	if err != nil {
 		return err
 	}
-	e.Operator = op
+	e.Operator, e.operatorExtra = op, slices.Clone(extraArgs)
 	return nil
 }
 
@@ -281,7 +286,7 @@ func (e *Env) StopOperator() error {
 		return nil
 	}
 	err := e.Operator.Stop()
-	e.Operator = nil
+	e.Operator, e.operatorExtra = nil, nil
 	return err
 }
 

@@ -173,3 +173,9 @@ func (e *Env) WaitAllField(t testing.TB, timeout time.Duration, ns, resource, pa
 		return nil
 	})
 }
+
+// JSONPath reads one field of resource in ns with kubectl get -o jsonpath (path without
+// the braces, e.g. ".status.phase").
+func (e *Env) JSONPath(ns, resource, path string) (string, error) {
+	return e.Run("get", "-n", ns, resource, "-o", "jsonpath={"+path+"}")
+}

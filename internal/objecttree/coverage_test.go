@@ -1,6 +1,7 @@
-package plugin
+package objecttree
 
 import (
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -204,7 +205,7 @@ func kindOf(t *testing.T, obj client.Object) schema.GroupVersionKind {
 // object it is made for: owned by it (what the engine applies), or carrying its labels
 // without an owner (what must outlive it, or is made while it is deleted). The kinds are
 // the controllers' own lists and the kinds their builders return, so a new kind of child
-// fails this test until the Snapshot lists it (readSnapshot) and the tree shows it.
+// fails this test until the Snapshot lists it (ReadSnapshot) and the tree shows it.
 func TestTreeShowsEveryKindMooringMakes(t *testing.T) {
 	for _, c := range controllers(t) {
 		for _, kind := range c.kinds {
@@ -222,9 +223,9 @@ func TestTreeShowsEveryKindMooringMakes(t *testing.T) {
 					}
 					s := snapshotOf(c.root)
 					if !addToSnapshot(s, obj) {
-						t.Fatalf("the Snapshot has no list of %s: readSnapshot must list them and the trees show them", gvk.Kind)
+						t.Fatalf("the Snapshot has no list of %s: ReadSnapshot must list them and the trees show them", gvk.Kind)
 					}
-					if findNode(s.roots(now), c.root, gvk.Kind, obj.GetName()) == nil {
+					if findNode(s.Roots(now), c.root, gvk.Kind, obj.GetName()) == nil {
 						t.Errorf("the tree of %s %s does not show the %s %s it %s", gvk.Kind, c.root.GetName(), gvk.Kind, obj.GetName(), how)
 					}
 				})
@@ -240,7 +241,7 @@ func snapshotOf(root client.Object) *Snapshot {
 	return s
 }
 
-// readSnapshot lists every kind the Snapshot holds: one object of each, made in a fake
+// ReadSnapshot lists every kind the Snapshot holds: one object of each, made in a fake
 // API server, comes back in its list.
 func TestReadSnapshotListsEveryKind(t *testing.T) {
 	var objs []client.Object
@@ -259,14 +260,14 @@ func TestReadSnapshotListsEveryKind(t *testing.T) {
 		objs = append(objs, obj)
 	}
 	c := fake.NewClientBuilder().WithScheme(Scheme).WithObjects(objs...).Build()
-	s, err := readSnapshot(t.Context(), c, "shop")
+	s, err := ReadSnapshot(t.Context(), c, "shop")
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := reflect.ValueOf(s).Elem()
 	for i := range typ.NumField() {
 		if f := typ.Field(i); f.Type.Kind() == reflect.Slice && f.Name != "Hidden" && v.Field(i).Len() != 1 {
-			t.Errorf("readSnapshot read %d %s, want the 1 there is", v.Field(i).Len(), f.Name)
+			t.Errorf("ReadSnapshot read %d %s, want the 1 there is", v.Field(i).Len(), f.Name)
 		}
 	}
 }
@@ -365,7 +366,7 @@ func TestTreeShowsWhatTheBuildersMake(t *testing.T) {
 			t.Fatalf("the Snapshot has no list of %T", obj)
 		}
 	}
-	roots := s.roots(now)
+	roots := s.Roots(now)
 	for _, m := range all {
 		kind := kindOf(t, m.obj).Kind
 		if findNode(roots, m.root, kind, m.obj.GetName()) == nil {
@@ -373,9 +374,8 @@ func TestTreeShowsWhatTheBuildersMake(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		var b strings.Builder
-		if err := renderTrees(&b, roots, renderOptions{Now: now}); err == nil {
-			t.Logf("the trees:\n%s", b.String())
+		if b, err := json.MarshalIndent(roots, "", "  "); err == nil {
+			t.Logf("the trees:\n%s", b)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package plugin
+package objecttree
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ import (
 )
 
 // The nodes of the built-in kinds Mooring's objects own. Each takes the object and
-// returns its line; the kind trees (tree_kinds.go) put them together.
+// returns its line; the kind trees (kinds.go) put them together.
 
 // ratio formats "ready/desired".
 func ratio(ready, desired int32) string { return fmt.Sprintf("%d/%d", ready, desired) }

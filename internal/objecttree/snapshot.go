@@ -1,4 +1,4 @@
-package plugin
+package objecttree
 
 import (
 	"context"
@@ -57,11 +57,11 @@ func (s *Snapshot) hidden(kinds string) bool {
 	return slices.Contains(s.Hidden, kinds)
 }
 
-// readSnapshot lists every kind of the Snapshot in namespace ns ("" for all namespaces).
+// ReadSnapshot lists every kind of the Snapshot in namespace ns ("" for all namespaces).
 // A kind the user may not list (Forbidden; the shipped mooring-developer and
 // mooring-auditor roles cannot list Secrets) is left out and named in Hidden; only when
 // none of Mooring's own kinds may be listed does it fail.
-func readSnapshot(ctx context.Context, c client.Reader, ns string) (*Snapshot, error) {
+func ReadSnapshot(ctx context.Context, c client.Reader, ns string) (*Snapshot, error) {
 	s := &Snapshot{}
 	secrets := &metav1.PartialObjectMetadataList{}
 	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
@@ -113,8 +113,8 @@ func readSnapshot(ctx context.Context, c client.Reader, ns string) (*Snapshot, e
 	return s, nil
 }
 
-// hiddenNote says which kinds the user could not list; "" when none.
-func (s *Snapshot) hiddenNote() string {
+// HiddenNote says which kinds the user could not list; "" when none.
+func (s *Snapshot) HiddenNote() string {
 	if len(s.Hidden) == 0 {
 		return ""
 	}
@@ -148,9 +148,9 @@ func owned[T any, PT interface {
 	return out
 }
 
-// roots returns every Mooring object of the Snapshot as a tree: Apps, CacheInstances,
+// Roots returns every Mooring object of the Snapshot as a tree: Apps, CacheInstances,
 // DatabaseClusters (with their Backups), and Backups whose database is not there.
-func (s *Snapshot) roots(now time.Time) []*Node {
+func (s *Snapshot) Roots(now time.Time) []*Node {
 	var out []*Node
 	for i := range s.Apps {
 		out = append(out, s.appTree(&s.Apps[i], now))

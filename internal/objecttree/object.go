@@ -1,4 +1,4 @@
-package plugin
+package objecttree
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 // of kind (api/v1's Kind, e.g. "App") and name, nil when there is none, and the kinds c
 // may not list (whose objects are missing from the tree).
 func ObjectTree(ctx context.Context, c client.Reader, ns, kind, name string, now time.Time) (*Node, []string, error) {
-	snap, err := readSnapshot(ctx, c, ns)
+	snap, err := ReadSnapshot(ctx, c, ns)
 	if err != nil {
 		return nil, nil, err
 	}
 	var found *Node
-	for _, root := range snap.roots(now) {
+	for _, root := range snap.Roots(now) {
 		root.Walk(func(n *Node) {
 			if found == nil && n.Kind == kind && n.Name == name {
 				found = n
