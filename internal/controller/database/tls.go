@@ -57,7 +57,9 @@ func ReplicationSecretName(db *v1beta1.DatabaseCluster) string {
 
 // ServerNames are the names the server certificate carries: each Service's name in every
 // form a client in the cluster may dial it by, and every pod's through the headless
-// Service (a wildcard, so adding a replica needs no new certificate).
+// Service. The pods' longer forms are wildcards; the short one, "<pod>.<name>-headless",
+// which replicas dial the primary by, is named pod by pod, because OpenSSL's hostname
+// check (MariaDB's and MySQL's clients) takes a wildcard only with two labels after it.
 func ServerNames(db *v1beta1.DatabaseCluster) []string {
 	forms := func(host string) []string {
 		return []string{host, host + "." + db.Namespace, host + "." + db.Namespace + ".svc", host + "." + db.Namespace + ".svc.cluster.local"}
@@ -65,7 +67,10 @@ func ServerNames(db *v1beta1.DatabaseCluster) []string {
 	var out []string
 	out = append(out, forms(db.Name)...)
 	out = append(out, forms(ReadOnlyServiceName(db))...)
-	out = append(out, forms("*."+HeadlessServiceName(db))...)
+	out = append(out, forms("*."+HeadlessServiceName(db))[1:]...)
+	for i := range max(db.Spec.ReplicaCount, 1) {
+		out = append(out, fmt.Sprintf("%s-%d.%s", db.Name, i, HeadlessServiceName(db)))
+	}
 	return out
 }
 
