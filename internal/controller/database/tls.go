@@ -67,7 +67,7 @@ func ServerNames(db *v1beta1.DatabaseCluster) []string {
 	var out []string
 	out = append(out, forms(db.Name)...)
 	out = append(out, forms(ReadOnlyServiceName(db))...)
-	out = append(out, forms("*."+HeadlessServiceName(db))[1:]...)
+	out = append(out, forms("*." + HeadlessServiceName(db))[1:]...)
 	for i := range max(db.Spec.ReplicaCount, 1) {
 		out = append(out, fmt.Sprintf("%s-%d.%s", db.Name, i, HeadlessServiceName(db)))
 	}
