@@ -32,6 +32,8 @@ type pgInstance struct {
 	appSecret   string
 	// replSecret and tlsDir, when set, are the replication and TLS Secrets' directories.
 	replSecret, tlsDir string
+	// superuserAccess lets the test log in as postgres over TCP with its password.
+	superuserAccess bool
 }
 
 func (i pgInstance) args(major string, primaryPort int) []string {
@@ -47,6 +49,9 @@ func (i pgInstance) args(major string, primaryPort int) []string {
 	}
 	if i.tlsDir != "" {
 		a = append(a, "--tls-dir="+i.tlsDir)
+	}
+	if i.superuserAccess {
+		a = append(a, "--superuser-access")
 	}
 	return a
 }
