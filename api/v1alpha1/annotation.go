@@ -25,7 +25,7 @@ func CheckConversionAnnotation(raw string) error {
 }
 
 // readAnnotation reads the conversion annotation strictly: a JSON object of nothing but
-// storage, secretName, deletionPolicy and resources, names matched exactly (as the API server matches
+// storage, secretName, deletionPolicy, resources, tls and superuserAccess, names matched exactly (as the API server matches
 // field names), each of its type; null is an absent field. Their values are checked by the
 // validating webhook on the v1beta1 object, as any v1beta1 request's. With the error it
 // returns the fields it could read nonetheless: an object stored as v1alpha1 by an older
@@ -59,6 +59,14 @@ func readAnnotation(raw string) (beta1Only, error) {
 			storage, more := readStorage(value)
 			extra.Storage = storage
 			problems = append(problems, more...)
+		case "tls":
+			if !decode(value, &extra.TLS) {
+				problems = append(problems, "tls must be an object with serverCertSecretName")
+			}
+		case "superuserAccess":
+			if !decode(value, &extra.SuperuserAccess) {
+				problems = append(problems, "superuserAccess must be true or false")
+			}
 		default:
 			if status, ok := formerStatusFields[name]; ok {
 				problems = append(problems, fmt.Sprintf(

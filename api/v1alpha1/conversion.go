@@ -20,14 +20,16 @@ const ConversionAnnotation = "mooring.dev/v1beta1-fields"
 
 // beta1Only are the v1beta1 spec fields v1alpha1 lacks: all the annotation carries.
 type beta1Only struct {
-	Storage        *v1beta1.StorageSpec         `json:"storage,omitempty"`
-	SecretName     string                       `json:"secretName,omitempty"`
-	DeletionPolicy v1beta1.DeletionPolicy       `json:"deletionPolicy,omitempty"`
-	Resources      *corev1.ResourceRequirements `json:"resources,omitempty"`
+	Storage         *v1beta1.StorageSpec         `json:"storage,omitempty"`
+	SecretName      string                       `json:"secretName,omitempty"`
+	DeletionPolicy  v1beta1.DeletionPolicy       `json:"deletionPolicy,omitempty"`
+	Resources       *corev1.ResourceRequirements `json:"resources,omitempty"`
+	TLS             *v1beta1.DatabaseTLSSpec     `json:"tls,omitempty"`
+	SuperuserAccess bool                         `json:"superuserAccess,omitempty"`
 }
 
 func (b beta1Only) empty() bool {
-	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == "" && b.Resources == nil
+	return b.Storage == nil && b.SecretName == "" && b.DeletionPolicy == "" && b.Resources == nil && b.TLS == nil && !b.SuperuserAccess
 }
 
 // ConvertTo converts this v1alpha1 DatabaseCluster to the v1beta1 hub.
@@ -95,6 +97,8 @@ func (src *DatabaseCluster) ConvertTo(hub conversion.Hub) error {
 	dst.Spec.SecretName = extra.SecretName
 	dst.Spec.DeletionPolicy = extra.DeletionPolicy
 	dst.Spec.Resources = extra.Resources
+	dst.Spec.TLS = extra.TLS
+	dst.Spec.SuperuserAccess = extra.SuperuserAccess
 	return nil
 }
 
@@ -155,9 +159,11 @@ func (dst *DatabaseCluster) ConvertFrom(hub conversion.Hub) error {
 		}
 	}
 	extra := beta1Only{
-		SecretName:     src.Spec.SecretName,
-		DeletionPolicy: src.Spec.DeletionPolicy,
-		Resources:      src.Spec.Resources.DeepCopy(),
+		SecretName:      src.Spec.SecretName,
+		DeletionPolicy:  src.Spec.DeletionPolicy,
+		Resources:       src.Spec.Resources.DeepCopy(),
+		TLS:             src.Spec.TLS.DeepCopy(),
+		SuperuserAccess: src.Spec.SuperuserAccess,
 	}
 	if src.Spec.Storage.Size != nil || src.Spec.Storage.StorageClassName != nil {
 		extra.Storage = src.Spec.Storage.DeepCopy()

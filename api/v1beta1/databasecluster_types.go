@@ -130,6 +130,18 @@ type DatabaseClusterSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bootstrap is immutable: it can be set only when the cluster is created"
 	// +optional
 	Bootstrap *BootstrapSpec `json:"bootstrap,omitempty"`
+
+	// TLS names a server certificate of your own; without it Mooring makes one, signed
+	// by a CA of the cluster's (docs/databases.md, "TLS").
+	// +optional
+	TLS *DatabaseTLSSpec `json:"tls,omitempty"`
+
+	// SuperuserAccess lets the superuser (postgres, root) log in over the network with
+	// its password, over TLS. Off by default: the superuser then logs in only over the
+	// instance's local socket, or with a client certificate of the cluster's CA that
+	// only Mooring's Jobs hold.
+	// +optional
+	SuperuserAccess bool `json:"superuserAccess,omitempty"`
 }
 
 // DatabaseClusterPhase summarises a DatabaseCluster's state in one word.

@@ -71,6 +71,8 @@ type Database struct {
 	// SecretName is the Secret with the credentials, under UsernameKey and PasswordKey:
 	// the application user's for a dump, the superuser's for a restore.
 	SecretName, UsernameKey, PasswordKey string
+	// TLS, when set, makes the client verify the server (and present a certificate).
+	TLS *ClientTLS
 }
 
 // Volume is where dumps are written: a PVC and a directory in it.
@@ -147,7 +149,9 @@ func PodTemplate(d Dump) corev1.PodTemplateSpec {
 	if d.Owner != "" {
 		env = append(env, corev1.EnvVar{Name: "DUMP_OWNER", Value: d.Owner})
 	}
-	return podTemplate(ServerImage(db.Engine, db.Version), BackupScript, env, d.Volume, false, d.Labels)
+	pt := podTemplate(ServerImage(db.Engine, db.Version), BackupScript, env, d.Volume, false, d.Labels)
+	applyTLS(&pt, db.Engine, db.TLS)
+	return pt
 }
 
 // CleanupPodTemplate is the pod that runs CleanupScript on v, for the dumps of owner.

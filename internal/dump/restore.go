@@ -87,6 +87,7 @@ func RestorePodTemplate(r Restore) corev1.PodTemplateSpec {
 		{Name: "HOME", Value: "/tmp"},
 	}
 	pt := podTemplate(ServerImage(db.Engine, db.Version), RestoreScript, env, r.Volume, true, r.Labels)
+	applyTLS(&pt, db.Engine, db.TLS)
 	c := &pt.Spec.Containers[0]
 	c.Name = restoreContainerName
 	// A script killed before it could write its report still leaves its last words.

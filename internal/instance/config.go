@@ -28,9 +28,18 @@ const (
 	// ClusterStateDir holds the keys of the cluster's state ConfigMap (<name>-state) as
 	// files: what the cluster as a whole knows that a pod's own volume cannot (marker.go).
 	ClusterStateDir = "/etc/mooring/cluster"
+	// ReplicationSecretDir holds the replication Secret's "password": the replication
+	// user's own, which no one outside the cluster's pods reads.
+	ReplicationSecretDir = "/etc/mooring/replication"
+	// TLSDir holds the server certificate Secret's tls.crt, tls.key and ca.crt.
+	TLSDir = "/etc/mooring/tls"
+	// ClientCADir holds the cluster CA's ca.crt, which signs the client certificates
+	// the superuser may log in with over the network.
+	ClientCADir = "/etc/mooring/client-ca"
 	// StatusPort serves /healthz, /readyz and /status.
 	StatusPort = 8008
-	// ReplicationUser is the user replicas connect as; its password is the superuser's.
+	// ReplicationUser is the user replicas connect (and, on MariaDB and MySQL, copy the
+	// primary) as.
 	ReplicationUser = "replicator"
 )
 
@@ -57,6 +66,18 @@ type Config struct {
 	// MemoryLimit is the database container's memory limit in bytes (0: none); the
 	// server's memory settings are derived from it (memory.go).
 	MemoryLimit int64
+	// ReplicationSecretDir is the replication Secret's; empty, the replication user has
+	// the admin password (pods of before the replication Secret).
+	ReplicationSecretDir string
+	// TLSDir has the server's certificate, key and the CA clients verify it with; empty,
+	// the server offers no TLS and takes plaintext (the instance tests of the other
+	// features). ClientCADir has the CA of the superuser's client certificates; empty,
+	// TLSDir's ca.crt.
+	TLSDir, ClientCADir string
+	// SuperuserAccess lets the superuser log in over the network with its password, as
+	// spec.superuserAccess asks; without it the superuser logs in over the local socket,
+	// or over TLS with a client certificate of the cluster's CA.
+	SuperuserAccess bool
 	// StatusAddr is where the status server listens (":8008").
 	StatusAddr string
 }
@@ -85,6 +106,17 @@ func (c Config) secret(dir, key string) (string, error) {
 // AdminPassword is the superuser's (and the replication user's) password.
 func (c Config) AdminPassword() (string, error) { return c.secret(c.AdminSecretDir, "password") }
 
+// ReplicationPassword is the replication user's password.
+func (c Config) ReplicationPassword() (string, error) {
+	if c.ReplicationSecretDir == "" {
+		return c.AdminPassword()
+	}
+	return c.secret(c.ReplicationSecretDir, "password")
+}
+
+// TLS reports whether the server offers TLS and refuses plaintext TCP.
+func (c Config) TLS() bool { return c.TLSDir != "" }
+
 // AppCredentials are the application user's name and first password.
 func (c Config) AppCredentials() (user, password string, err error) {
 	if user, err = c.secret(c.AppSecretDir, "username"); err != nil {
@@ -112,6 +144,10 @@ func ParseConfig(args []string) (Config, error) {
 	fs.StringVar(&c.AppSecretDir, "app-secret-dir", c.AppSecretDir, "the credentials Secret's files")
 	fs.StringVar(&c.ClusterStateDir, "cluster-state-dir", c.ClusterStateDir, "the cluster's state ConfigMap's files")
 	fs.Int64Var(&c.MemoryLimit, "memory-limit", 0, "the container's memory limit in bytes; 0 for none")
+	fs.StringVar(&c.ReplicationSecretDir, "replication-secret-dir", "", "the replication Secret's files; empty: the admin password")
+	fs.StringVar(&c.TLSDir, "tls-dir", "", "the server certificate's tls.crt, tls.key and ca.crt; empty: no TLS")
+	fs.StringVar(&c.ClientCADir, "client-ca-dir", "", "ca.crt of the superuser's client certificates; empty: --tls-dir's")
+	fs.BoolVar(&c.SuperuserAccess, "superuser-access", false, "let the superuser log in over the network with its password")
 	fs.StringVar(&c.StatusAddr, "status-address", ":"+strconv.Itoa(StatusPort), "address of /healthz, /readyz and /status")
 	if err := fs.Parse(args); err != nil {
 		return c, err

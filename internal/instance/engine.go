@@ -31,6 +31,9 @@ type Engine interface {
 	// AfterStart runs once the server answers: users and replication on the primary,
 	// the replica's link to it. The manager calls it again until it succeeds.
 	AfterStart(ctx context.Context) error
+	// Refresh applies changed mounted Secrets to the running server without a restart:
+	// certificates and passwords. The manager calls it after AfterStart succeeded.
+	Refresh(ctx context.Context) error
 	// Observe reports the instance's role and position.
 	Observe(ctx context.Context) (Observation, error)
 }

@@ -162,6 +162,7 @@ func (m *manager) serve(ctx context.Context) error {
 	setupCtx, stopSetup := context.WithCancel(ctx)
 	defer stopSetup()
 	go m.afterStart(setupCtx)
+	go m.watchSecrets(setupCtx)
 	select {
 	case err := <-exited:
 		m.st.update(func(s *Status) { s.Running, s.Phase = false, "Stopped" })

@@ -79,6 +79,8 @@ type dialect struct {
 	// lineBasedReplicaInfo: the replica keeps its source's settings in a file of lines
 	// (MariaDB's master.info), so a password with a line break breaks it.
 	lineBasedReplicaInfo bool
+	// reloadTLS makes the server read its certificate files again.
+	reloadTLS string
 	// skipReplicaStart is the setting that keeps the server from starting replication
 	// by itself at startup.
 	skipReplicaStart string
@@ -100,6 +102,7 @@ var mariadbDialect = dialect{
 	dumpArgs:             []string{"--gtid", "--master-data=1"},
 	maxReplPassword:      96,
 	lineBasedReplicaInfo: true,
+	reloadTLS:            "FLUSH SSL;",
 	skipReplicaStart:     "skip_slave_start = ON",
 	// MariaDB kept the columns' old names when SHOW SLAVE STATUS became SHOW REPLICA STATUS.
 	ioRunning:  []string{"Slave_IO_Running", "Replica_IO_Running"},
@@ -124,6 +127,7 @@ var mysqlDialect = dialect{
 	// it writes (--set-gtid-purged) match the snapshot; the CHANGE it writes is commented.
 	dumpArgs:         []string{"--source-data=2", "--set-gtid-purged=ON"},
 	maxReplPassword:  32,
+	reloadTLS:        "ALTER INSTANCE RELOAD TLS;",
 	skipReplicaStart: "skip_replica_start = ON",
 	ioRunning:        []string{"Replica_IO_Running"},
 	sqlRunning:       []string{"Replica_SQL_Running"},
@@ -341,7 +345,11 @@ func (m *mariadb) Configure(context.Context) error {
 	return m.writeClientConf()
 }
 
+// writeServerConf writes my.cnf, and the certificates it names.
 func (m *mariadb) writeServerConf() error {
+	if _, err := installTLS(m.cfg); err != nil {
+		return err
+	}
 	return writePrivate(m.serverConfFile(), m.serverConf())
 }
 
@@ -379,6 +387,9 @@ func (m *mariadb) serverConf() string {
 	// The buffer pool follows the container's memory limit (memory.go).
 	conf = append(conf, MemorySettings(m.cfg.Engine, m.cfg.MemoryLimit)...)
 	conf = append(conf, m.d.conf...)
+	if m.cfg.TLS() {
+		conf = append(conf, mysqlTLSConf(m.cfg.tlsFiles())...)
+	}
 	return strings.Join(conf, "\n") + "\n"
 }
 
@@ -387,9 +398,8 @@ func (m *mariadb) serverConf() string {
 // on a replica, root's on the primary. Passwords are only ever in these files (0600).
 func (m *mariadb) writeClientConf() error {
 	local := map[string]string{"socket": m.socket(), "protocol": "socket", "default-character-set": "utf8mb4"}
-	needAdmin := m.d.mysql || m.cfg.Role() == RoleReplica
 	var admin string
-	if needAdmin {
+	if m.d.mysql {
 		var err error
 		if admin, err = m.cfg.AdminPassword(); err != nil {
 			return err
@@ -417,9 +427,16 @@ func (m *mariadb) writeClientConf() error {
 	if m.cfg.Role() != RoleReplica {
 		return nil
 	}
+	replication, err := m.replicationPassword()
+	if err != nil {
+		return err
+	}
 	primary := map[string]string{
 		"host": m.cfg.PrimaryHost, "port": strconv.Itoa(m.cfg.PrimaryPort), "protocol": "tcp",
-		"user": mysqlRoot, "password": admin, "default-character-set": "utf8mb4",
+		"user": ReplicationUser, "password": replication, "default-character-set": "utf8mb4",
+	}
+	for k, v := range m.d.clientTLS(m.cfg) {
+		primary[k] = v
 	}
 	return writePrivate(m.primaryConfFile(), clientConf(primary))
 }
@@ -613,23 +630,57 @@ func (m *mariadb) runClient(ctx context.Context, cnf string, s script, columnNam
 }
 
 // AfterStart makes sure of the users on the primary; on a replica, copies the primary
-// once, then makes sure replication runs.
+// once, makes sure replication runs, and of the users too: every instance sets its
+// users' passwords itself, out of its binary log, so no password travels to the
+// replicas or stays in a binary log.
 func (m *mariadb) AfterStart(ctx context.Context) error {
-	if m.cfg.Role() == RolePrimary {
-		return m.setUpPrimary(ctx)
+	if m.cfg.Role() == RoleReplica {
+		if _, err := os.Stat(filepath.Join(m.datadir(), seededFile)); err != nil {
+			if err := m.seed(ctx); err != nil {
+				return err
+			}
+		} else if err := m.replicate(ctx); err != nil {
+			return err
+		}
 	}
-	if _, err := os.Stat(filepath.Join(m.datadir(), seededFile)); err != nil {
-		return m.seed(ctx)
-	}
-	return m.replicate(ctx)
+	return m.setUpUsers(ctx)
 }
 
-// setUpPrimary makes sure of root@'%' and the replication user, both with the admin
-// password (set again at every start, so the admin Secret stays the truth), and, only
-// when missing, of the application user with its first password and its database. Later
-// changes of the application user's password are the credentials Job's.
-func (m *mariadb) setUpPrimary(ctx context.Context) error {
+// Refresh applies changed mounted Secrets: new certificates (the server reloads them
+// without a restart), the option files, the users' passwords, and on a replica the
+// replication password (replication is stopped and started again, the server is not).
+func (m *mariadb) Refresh(ctx context.Context) error {
+	changed, err := installTLS(m.cfg)
+	if err != nil {
+		return err
+	}
+	if changed {
+		if _, err := m.sql(ctx, script{{sql: m.d.reloadTLS}}, false); err != nil {
+			return fmt.Errorf("reloading the certificates: %w", err)
+		}
+	}
+	if err := m.writeClientConf(); err != nil {
+		return err
+	}
+	if err := m.setUpUsers(ctx); err != nil {
+		return err
+	}
+	if m.cfg.Role() == RoleReplica {
+		return m.replicate(ctx)
+	}
+	return nil
+}
+
+// setUpUsers makes sure of the instance's users as the Secrets say, at every start and
+// whenever a Secret changes: the superuser (over the network only as spec.superuserAccess
+// allows), the replication user with its own password, and the application user with
+// the credentials Secret's password (and, when missing, its database).
+func (m *mariadb) setUpUsers(ctx context.Context) error {
 	admin, err := m.cfg.AdminPassword()
+	if err != nil {
+		return err
+	}
+	replication, err := m.replicationPassword()
 	if err != nil {
 		return err
 	}
@@ -637,57 +688,31 @@ func (m *mariadb) setUpPrimary(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseReserved(m.cfg.Engine, user); err != nil {
+		return err
+	}
 	check := append(slices.Clone(quietSession), stmt{sql: "SELECT COUNT(*) FROM mysql.user WHERE User = " + sqlLiteral(user) + " AND Host = '%';"})
 	out, err := m.sql(ctx, check, false)
 	if err != nil {
 		return err
 	}
-	appExists := strings.TrimSpace(out) != "0"
-	if _, err := m.sql(ctx, m.d.primarySetup(admin, user, password, appExists), false); err != nil {
+	u := users{admin: admin, replication: replication, appUser: user, appPassword: password,
+		appExists: strings.TrimSpace(out) != "0", superuserAccess: m.cfg.SuperuserAccess, tls: m.cfg.TLS()}
+	if _, err := m.sql(ctx, m.d.usersSetup(u), false); err != nil {
 		return fmt.Errorf("setting up the users: %w", err)
 	}
 	return nil
 }
 
-// primarySetup is the primary's users, as statements.
-func (d *dialect) primarySetup(admin, appUser, appPassword string, appExists bool) script {
-	s := slices.Clone(quietSession)
-	withPassword := func(format, acct, password string) stmt {
-		return stmt{sql: fmt.Sprintf(format, acct, sqlLiteral(password)), shown: fmt.Sprintf(format, acct, "'…'")}
-	}
-	if d.mysql {
-		// The local administrator's: the manager reads it from the admin option file.
-		s = append(s, withPassword("ALTER USER %s IDENTIFIED BY %s;", account(mysqlRoot, "localhost"), admin))
-	}
-	for _, u := range []struct{ name, grant string }{
-		{mysqlRoot, "GRANT ALL PRIVILEGES ON *.* TO %s WITH GRANT OPTION;"},
-		{ReplicationUser, "GRANT REPLICATION SLAVE ON *.* TO %s;"},
-	} {
-		acct := account(u.name, "%")
-		s = append(s,
-			withPassword("CREATE USER IF NOT EXISTS %s IDENTIFIED BY %s;", acct, admin),
-			withPassword("ALTER USER %s IDENTIFIED BY %s;", acct, admin),
-			stmt{sql: fmt.Sprintf(u.grant, acct)})
-	}
-	if !appExists && appUser != mysqlRoot && appUser != ReplicationUser {
-		acct := account(appUser, "%")
-		s = append(s,
-			withPassword("CREATE USER %s IDENTIFIED BY %s;", acct, appPassword),
-			stmt{sql: "CREATE DATABASE IF NOT EXISTS " + sqlIdent(MySQLAppDatabase) + ";"},
-			stmt{sql: "GRANT ALL PRIVILEGES ON " + sqlIdent(MySQLAppDatabase) + ".* TO " + acct + ";"})
-	}
-	return s
-}
-
-// seed copies the primary into this replica: the dump tool on the primary (as root, its
-// password in the primary's option file) piped into the local client, with this session's
+// seed copies the primary into this replica: the dump tool on the primary (as the
+// replication user, over verified TLS, its password in the primary's option file) piped into the local client, with this session's
 // statements kept out of the local binary log. The copy carries the primary's GTID
 // position; replication starts from it. Whatever a failed attempt left is dropped first.
 func (m *mariadb) seed(ctx context.Context) error {
 	primary := fmt.Sprintf("%s:%d", m.cfg.PrimaryHost, m.cfg.PrimaryPort)
 	probe := exec.CommandContext(ctx, m.tool(m.d.client), "--defaults-file="+m.primaryConfFile(), "--batch", "--connect-timeout=5", "--execute=SELECT 1")
 	if out, err := probe.CombinedOutput(); err != nil {
-		return fmt.Errorf("waiting for the primary %s to answer as root: %w: %s", primary, err, lastLines(string(out), 2))
+		return fmt.Errorf("waiting for the primary %s to answer as the replication user: %w: %s", primary, err, lastLines(string(out), 2))
 	}
 	out, err := m.sql(ctx, script{{sql: "SELECT HEX(SCHEMA_NAME) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys');"}}, false)
 	if err != nil {
@@ -699,7 +724,7 @@ func (m *mariadb) seed(ctx context.Context) error {
 			leftovers = append(leftovers, string(b))
 		}
 	}
-	admin, err := m.replicationPassword()
+	password, err := m.replicationPassword()
 	if err != nil {
 		return err
 	}
@@ -707,7 +732,7 @@ func (m *mariadb) seed(ctx context.Context) error {
 		return fmt.Errorf("preparing to copy the primary: %w", err)
 	}
 	// Configured, not started: the dump's own CHANGE MASTER and GTID position apply to it.
-	if _, err := m.sql(ctx, m.d.changeSource(m.cfg.PrimaryHost, m.cfg.PrimaryPort, admin, false), false); err != nil {
+	if _, err := m.sql(ctx, m.d.changeSource(m.source(password), false), false); err != nil {
 		return err
 	}
 	cnf, err := m.login(ctx)
@@ -771,14 +796,14 @@ func (m *mariadb) copyPrimary(ctx context.Context, localConf string) error {
 	return errors.Join(errs...)
 }
 
-// replicate points replication at the primary, with the current admin password, and
-// starts it: the same statements every time.
+// replicate points replication at the primary, with the current replication password,
+// and starts it: the same statements every time.
 func (m *mariadb) replicate(ctx context.Context) error {
-	admin, err := m.replicationPassword()
+	password, err := m.replicationPassword()
 	if err != nil {
 		return err
 	}
-	if _, err := m.sql(ctx, m.d.changeSource(m.cfg.PrimaryHost, m.cfg.PrimaryPort, admin, true), false); err != nil {
+	if _, err := m.sql(ctx, m.d.changeSource(m.source(password), true), false); err != nil {
 		return fmt.Errorf("starting replication from %s: %w", m.cfg.PrimaryHost, err)
 	}
 	return nil
@@ -803,42 +828,33 @@ func (d *dialect) resetReplica(series []int, leftovers []string) script {
 	return s
 }
 
-// changeSource points replication at the primary by GTID, as the replication user, and
-// (start) starts it. MariaDB follows its gtid_slave_pos, which the copy set; MySQL its
-// gtid_executed (the copy's GTID_PURGED). The password is the admin Secret's.
-func (d *dialect) changeSource(host string, port int, password string, start bool) script {
-	s := append(slices.Clone(quietSession), noBinlog, stmt{sql: "STOP REPLICA;"})
-	var change, shown string
-	if d.mysql {
-		f := "CHANGE REPLICATION SOURCE TO SOURCE_HOST = %s, SOURCE_PORT = %d, SOURCE_USER = %s, SOURCE_PASSWORD = %s, SOURCE_AUTO_POSITION = 1, SOURCE_CONNECT_RETRY = 5, GET_SOURCE_PUBLIC_KEY = 1;"
-		change = fmt.Sprintf(f, sqlLiteral(host), port, sqlLiteral(ReplicationUser), sqlLiteral(password))
-		shown = fmt.Sprintf(f, sqlLiteral(host), port, sqlLiteral(ReplicationUser), "'…'")
-	} else {
-		f := "CHANGE MASTER TO MASTER_HOST = %s, MASTER_PORT = %d, MASTER_USER = %s, MASTER_PASSWORD = %s, MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 5;"
-		change = fmt.Sprintf(f, sqlLiteral(host), port, sqlLiteral(ReplicationUser), sqlLiteral(password))
-		shown = fmt.Sprintf(f, sqlLiteral(host), port, sqlLiteral(ReplicationUser), "'…'")
-	}
-	s = append(s, stmt{sql: change, shown: shown})
-	if start {
-		s = append(s, stmt{sql: "START REPLICA;"})
-	}
-	return s
-}
-
-// replicationPassword is the admin password, which the replication user has too. One
-// longer than CHANGE MASTER takes is refused here: the server's error would quote it.
+// replicationPassword is the replication Secret's password. One longer than CHANGE
+// MASTER takes is refused here: the server's error would quote it.
 func (m *mariadb) replicationPassword() (string, error) {
-	pw, err := m.cfg.AdminPassword()
+	pw, err := m.cfg.ReplicationPassword()
 	if err != nil {
 		return "", err
 	}
 	if n := len(pw); n > m.d.maxReplPassword {
-		return "", fmt.Errorf("the admin Secret's password has %d bytes; %s's replication takes at most %d (it is the replication user's password too): use a shorter one", n, m.d.name, m.d.maxReplPassword)
+		return "", fmt.Errorf("the replication password has %d bytes; %s's replication takes at most %d: use a shorter one", n, m.d.name, m.d.maxReplPassword)
 	}
 	if m.d.lineBasedReplicaInfo && strings.ContainsAny(pw, "\n\r") {
-		return "", fmt.Errorf("the admin Secret's password contains a line break, which %s's replication cannot keep (master.info has a line per setting, and the server refuses to start replication from a broken one); a trailing newline often comes from echo or a file: remove it", m.d.name)
+		return "", fmt.Errorf("the replication password contains a line break, which %s's replication cannot keep (master.info has a line per setting, and the server refuses to start replication from a broken one); a trailing newline often comes from echo or a file: remove it", m.d.name)
+	}
+	if strings.ContainsRune(pw, 0) {
+		return "", errors.New("the replication password contains a NUL byte, which MariaDB and MySQL cannot take")
 	}
 	return pw, nil
+}
+
+// source is where replication connects: the primary, as the replication user, over TLS
+// verified against the cluster's CA when the cluster has TLS.
+func (m *mariadb) source(password string) replicationSource {
+	src := replicationSource{host: m.cfg.PrimaryHost, port: m.cfg.PrimaryPort, password: password}
+	if m.cfg.TLS() {
+		src.ca = m.cfg.tlsFiles().ca
+	}
+	return src
 }
 
 // observeSQL asks for the role, the GTID position and the replica's state.

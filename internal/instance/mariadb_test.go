@@ -21,11 +21,11 @@ func testMariaDB(t *testing.T, engine string, index int) *mariadb {
 	root := t.TempDir()
 	c := Config{Engine: engine, Version: "11.8", Pod: "db-0", Index: index, PrimaryHost: "db-0.db-headless", Port: 3306, PrimaryPort: 3307,
 		DataDir: filepath.Join(root, "data"), RunDir: filepath.Join(root, "run"),
-		AdminSecretDir: filepath.Join(root, "admin"), AppSecretDir: filepath.Join(root, "app")}
+		AdminSecretDir: filepath.Join(root, "admin"), AppSecretDir: filepath.Join(root, "app"), ReplicationSecretDir: filepath.Join(root, "replication")}
 	if engine == "mysql" {
 		c.Version = "8.4"
 	}
-	for _, d := range []string{c.DataDir, c.RunDir, c.AdminSecretDir, c.AppSecretDir} {
+	for _, d := range []string{c.DataDir, c.RunDir, c.AdminSecretDir, c.AppSecretDir, c.ReplicationSecretDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -70,9 +70,10 @@ func TestMariaDBServerConf(t *testing.T) {
 func writeSecrets(t *testing.T, m *mariadb, admin, appUser, appPassword string) {
 	t.Helper()
 	for path, v := range map[string]string{
-		filepath.Join(m.cfg.AdminSecretDir, "password"): admin,
-		filepath.Join(m.cfg.AppSecretDir, "username"):   appUser,
-		filepath.Join(m.cfg.AppSecretDir, "password"):   appPassword,
+		filepath.Join(m.cfg.ReplicationSecretDir, "password"): hostilePassword,
+		filepath.Join(m.cfg.AdminSecretDir, "password"):       admin,
+		filepath.Join(m.cfg.AppSecretDir, "username"):         appUser,
+		filepath.Join(m.cfg.AppSecretDir, "password"):         appPassword,
 	} {
 		if err := os.WriteFile(path, []byte(v), 0o600); err != nil {
 			t.Fatal(err)
@@ -80,14 +81,16 @@ func writeSecrets(t *testing.T, m *mariadb, admin, appUser, appPassword string) 
 	}
 }
 
-// The option files: the replica's has the primary and the admin password; every file is
-// private; the MariaDB local administrator has no password at all.
+// The option files: the replica's has the primary, the replication user and its
+// password, and with TLS the CA it verifies the primary with; every file is private; the
+// MariaDB local administrator has no password at all.
 func TestMariaDBClientConf(t *testing.T) {
 	if _, err := localAdminName(); err != nil {
 		t.Skip(err)
 	}
 	m := testMariaDB(t, "mariadb", 1)
-	writeSecrets(t, m, hostilePassword, "app", "x")
+	m.cfg.TLSDir = "/etc/mooring/tls"
+	writeSecrets(t, m, "admin-pw", "app", "x")
 	if err := m.writeClientConf(); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +102,8 @@ func TestMariaDBClientConf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`host = "db-0.db-headless"`, `port = "3307"`, `user = "root"`, `protocol = "tcp"`, "password = " + optionValue(hostilePassword)} {
+	for _, want := range []string{`host = "db-0.db-headless"`, `port = "3307"`, `user = "replicator"`, `protocol = "tcp"`,
+		"password = " + optionValue(hostilePassword), `ssl-ca = "` + m.cfg.tlsFiles().ca + `"`, `ssl-verify-server-cert = "1"`} {
 		if !strings.Contains(string(primary), want) {
 			t.Errorf("primary.cnf lacks %q:\n%s", want, primary)
 		}
@@ -337,66 +341,26 @@ func TestMariaDBSequence(t *testing.T) {
 	}
 }
 
-// The primary's statements with a hostile password and user name: every literal is
-// quoted for NO_BACKSLASH_ESCAPES, which the session sets first, and an error names a
-// statement without its password.
-func TestMariaDBPrimarySetup(t *testing.T) {
-	const user = "o'app`\\"
-	lit := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-	for _, d := range []*dialect{&mariadbDialect, &mysqlDialect} {
-		s := d.primarySetup(hostilePassword, user, hostilePassword+"2", false)
-		text := s.text()
-		mode := strings.Index(text, "NO_BACKSLASH_ESCAPES")
-		first := strings.Index(text, lit(hostilePassword))
-		if mode < 0 || first < mode || !strings.HasPrefix(text, "SET SESSION sql_log_off = 1;\n") {
-			t.Errorf("%s: the session is not quiet and NO_BACKSLASH_ESCAPES before the first password:\n%s", d.name, text)
-		}
-		want := []string{
-			"CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY " + lit(hostilePassword) + ";",
-			"ALTER USER 'root'@'%' IDENTIFIED BY " + lit(hostilePassword) + ";",
-			"GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION;",
-			"CREATE USER IF NOT EXISTS 'replicator'@'%' IDENTIFIED BY " + lit(hostilePassword) + ";",
-			"GRANT REPLICATION SLAVE ON *.* TO 'replicator'@'%';",
-			"CREATE USER 'o''app`\\'@'%' IDENTIFIED BY " + lit(hostilePassword+"2") + ";",
-			"CREATE DATABASE IF NOT EXISTS `app`;",
-			"GRANT ALL PRIVILEGES ON `app`.* TO 'o''app`\\'@'%';",
-		}
-		if d.mysql {
-			want = append(want, "ALTER USER 'root'@'localhost' IDENTIFIED BY "+lit(hostilePassword)+";")
-		} else if strings.Contains(text, "'root'@'localhost'") {
-			t.Errorf("MariaDB touches root@localhost (socket-only):\n%s", text)
-		}
-		for _, w := range want {
-			if !strings.Contains(text, w+"\n") {
-				t.Errorf("%s: no statement %s in:\n%s", d.name, w, text)
-			}
-		}
-		for _, st := range s {
-			if strings.Contains(st.sql, "IDENTIFIED BY") && (st.shown == "" || strings.Contains(st.shown, "p'")) {
-				t.Errorf("%s: statement %q would be shown as %q", d.name, st.sql, st.shown)
-			}
-		}
-		again := d.primarySetup(hostilePassword, user, "never", true).text()
-		if strings.Contains(again, "never") || strings.Contains(again, "`app`") {
-			t.Errorf("%s: an existing application user is set up again:\n%s", d.name, again)
-		}
-		if self := d.primarySetup(hostilePassword, "root", "never", false).text(); strings.Contains(self, "never") {
-			t.Errorf("%s: an application user named root is created:\n%s", d.name, self)
-		}
-	}
-}
-
 func TestMariaDBReplicationStatements(t *testing.T) {
 	lit := "'" + strings.ReplaceAll(hostilePassword, "'", "''") + "'"
-	ma := mariadbDialect.changeSource("db-0.db-headless", 3306, hostilePassword, true)
+	src := replicationSource{host: "db-0.db-headless", port: 3306, password: hostilePassword}
+	ma := mariadbDialect.changeSource(src, true)
 	if want := "CHANGE MASTER TO MASTER_HOST = 'db-0.db-headless', MASTER_PORT = 3306, MASTER_USER = 'replicator', MASTER_PASSWORD = " + lit +
 		", MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 5;\nSTART REPLICA;\n"; !strings.HasSuffix(ma.text(), want) {
 		t.Errorf("MariaDB replication:\n%s\nwant it to end with:\n%s", ma.text(), want)
 	}
-	my := mysqlDialect.changeSource("db-0.db-headless", 3306, hostilePassword, false)
+	my := mysqlDialect.changeSource(src, false)
 	if want := "CHANGE REPLICATION SOURCE TO SOURCE_HOST = 'db-0.db-headless', SOURCE_PORT = 3306, SOURCE_USER = 'replicator', SOURCE_PASSWORD = " + lit +
 		", SOURCE_AUTO_POSITION = 1, SOURCE_CONNECT_RETRY = 5, GET_SOURCE_PUBLIC_KEY = 1;\n"; !strings.HasSuffix(my.text(), want) {
 		t.Errorf("MySQL replication:\n%s\nwant it to end with:\n%s", my.text(), want)
+	}
+	// With TLS, the primary's certificate is verified against the cluster's CA.
+	src.ca = "/run/mooring/tls/ca.crt"
+	if want := ", MASTER_USE_GTID = slave_pos, MASTER_CONNECT_RETRY = 5, MASTER_SSL = 1, MASTER_SSL_CA = '/run/mooring/tls/ca.crt', MASTER_SSL_VERIFY_SERVER_CERT = 1;\n"; !strings.Contains(mariadbDialect.changeSource(src, true).text(), want) {
+		t.Errorf("MariaDB replication over TLS:\n%s\nwant:\n%s", mariadbDialect.changeSource(src, true).text(), want)
+	}
+	if want := "GET_SOURCE_PUBLIC_KEY = 1, SOURCE_SSL = 1, SOURCE_SSL_CA = '/run/mooring/tls/ca.crt', SOURCE_SSL_VERIFY_SERVER_CERT = 1;\n"; !strings.Contains(mysqlDialect.changeSource(src, true).text(), want) {
+		t.Errorf("MySQL replication over TLS:\n%s\nwant:\n%s", mysqlDialect.changeSource(src, true).text(), want)
 	}
 	for _, s := range []script{ma, my} {
 		if !strings.Contains(s.text(), "NO_BACKSLASH_ESCAPES") || !strings.Contains(s.text(), "SET SESSION sql_log_bin = 0;\nSTOP REPLICA;") {
@@ -438,7 +402,10 @@ func TestMariaDBReplicationPassword(t *testing.T) {
 		{"mysql", "two\nlines", ""},
 	} {
 		m := testMariaDB(t, tc.engine, 1)
-		writeSecrets(t, m, tc.pw, "app", "x")
+		writeSecrets(t, m, "admin", "app", "x")
+		if err := os.WriteFile(filepath.Join(m.cfg.ReplicationSecretDir, "password"), []byte(tc.pw), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		_, err := m.replicationPassword()
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s password of %d bytes: %v, want %q", tc.engine, len(tc.pw), err, tc.want)
@@ -452,7 +419,7 @@ func TestMariaDBReplicationPassword(t *testing.T) {
 // An error of a script with a password names the statement without it and withholds
 // the server's message, which may quote the password.
 func TestMariaDBScriptFailure(t *testing.T) {
-	s := mariadbDialect.primarySetup("two\nline pw", "app", "app\npw\n", false)
+	s := mariadbDialect.usersSetup(users{admin: "two\nline pw", replication: "r", appUser: "app", appPassword: "app\npw\n"})
 	n := strings.Count(s.text()[:strings.Index(s.text(), "CREATE USER 'app'")], "\n") + 1
 	stderr := "ERROR 1396 (HY000) at line " + strconv.Itoa(n) + ": Operation CREATE USER failed for 'app'@'%' near 'app\npw'"
 	err := s.failure(errors.New("mariadb: exit status 1"), stderr)

@@ -32,6 +32,7 @@ func (f *fakeEngine) Server() *exec.Cmd                { return exec.Command("tr
 func (f *fakeEngine) StopSignal() os.Signal            { return os.Interrupt }
 func (f *fakeEngine) Ready(context.Context) error      { return nil }
 func (f *fakeEngine) AfterStart(context.Context) error { return nil }
+func (f *fakeEngine) Refresh(context.Context) error    { return nil }
 func (f *fakeEngine) Observe(context.Context) (Observation, error) {
 	f.observes.Add(1)
 	return Observation{Role: RolePrimary}, nil

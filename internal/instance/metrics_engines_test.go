@@ -63,7 +63,8 @@ func TestPostgreSQLMetrics(t *testing.T) {
 	appDir := secretDir(t, u, map[string]string{"username": "app", "password": appPassword})
 	base := ownedDir(t, u)
 	mk := func(i int) pgInstance {
-		return pgInstance{index: i, port: freePort(t), dataDir: runDirs(t, u, base, i), adminSecret: adminDir, appSecret: appDir}
+		// The test reads pg_stat_activity as postgres over TCP.
+		return pgInstance{index: i, port: freePort(t), dataDir: runDirs(t, u, base, i), adminSecret: adminDir, appSecret: appDir, superuserAccess: true}
 	}
 	primary, replica := mk(0), mk(1)
 	p := startManager(t, self, u, primary.args(major, primary.port)...)

@@ -159,6 +159,9 @@ func (p *postgres) initdb(ctx context.Context) error {
 // clone copies the primary with pg_basebackup through the replica's slot, retrying
 // until the primary answers (it may still be starting).
 func (p *postgres) clone(ctx context.Context) error {
+	if _, err := installTLS(p.cfg); err != nil {
+		return err
+	}
 	if err := p.writePassfile(); err != nil {
 		return err
 	}
@@ -180,15 +183,20 @@ func (p *postgres) clone(ctx context.Context) error {
 	return os.Rename(tmp, p.pgdata())
 }
 
-// env is the tools' environment: the password file for the replication user, no psqlrc.
+// env is the tools' environment: the password file for the replication user, no psqlrc,
+// and with TLS the primary verified against the cluster's CA (pg_basebackup).
 func (p *postgres) env() []string {
-	return append(os.Environ(), "PGPASSFILE="+p.passfile(), "PGCONNECT_TIMEOUT=5", "PSQLRC=/dev/null")
+	env := append(os.Environ(), "PGPASSFILE="+p.passfile(), "PGCONNECT_TIMEOUT=5", "PSQLRC=/dev/null")
+	if p.cfg.TLS() {
+		env = append(env, "PGSSLMODE=verify-full", "PGSSLROOTCERT="+p.cfg.tlsFiles().ca)
+	}
+	return env
 }
 
 // writePassfile writes the replication user's password where libpq finds it, readable by
 // this user only.
 func (p *postgres) writePassfile() error {
-	pw, err := p.cfg.AdminPassword()
+	pw, err := p.cfg.ReplicationPassword()
 	if err != nil {
 		return err
 	}
@@ -199,7 +207,7 @@ func (p *postgres) writePassfile() error {
 // ensureSlot creates the replica's physical slot on the primary over a replication
 // connection (the replication user may not run SQL); one that exists is kept.
 func (p *postgres) ensureSlot(ctx context.Context) error {
-	conn := fmt.Sprintf("host=%s port=%d user=%s replication=true sslmode=prefer", p.cfg.PrimaryHost, p.cfg.PrimaryPort, ReplicationUser)
+	conn := fmt.Sprintf("host=%s port=%d user=%s replication=true %s", p.cfg.PrimaryHost, p.cfg.PrimaryPort, ReplicationUser, pgSSLParams(p.cfg))
 	cmd := exec.CommandContext(ctx, p.tool("psql"), "--no-psqlrc", "--no-password", "--quiet", conn,
 		"--command=CREATE_REPLICATION_SLOT "+slotName(p.cfg.Pod)+" PHYSICAL RESERVE_WAL")
 	cmd.Env = p.env()
@@ -221,10 +229,10 @@ func (p *postgres) Configure(context.Context) error {
 	if err := os.Chmod(p.pgdata(), 0o700); err != nil {
 		return err
 	}
-	hba := "# Written by Mooring at every start.\n" +
-		"local all all trust\n" +
-		"host replication " + ReplicationUser + " all scram-sha-256\n" +
-		"host all all all scram-sha-256\n"
+	if _, err := installTLS(p.cfg); err != nil {
+		return err
+	}
+	hba := pgHBA(p.cfg.TLS(), p.cfg.SuperuserAccess)
 	if err := os.WriteFile(filepath.Join(p.pgdata(), "pg_hba.conf"), []byte(hba), 0o600); err != nil {
 		return err
 	}
@@ -245,14 +253,17 @@ func (p *postgres) Configure(context.Context) error {
 	}
 	// Memory follows the container's limit (memory.go).
 	conf = append(conf, MemorySettings(p.cfg.Engine, p.cfg.MemoryLimit)...)
+	if p.cfg.TLS() {
+		conf = append(conf, pgTLSConf(p.cfg.tlsFiles())...)
+	}
 	signal := filepath.Join(p.pgdata(), "standby.signal")
 	if p.cfg.Role() == RoleReplica {
 		if err := p.writePassfile(); err != nil {
 			return err
 		}
 		conf = append(conf,
-			fmt.Sprintf("primary_conninfo = 'host=%s port=%d user=%s passfile=%s application_name=%s sslmode=prefer connect_timeout=5'",
-				p.cfg.PrimaryHost, p.cfg.PrimaryPort, ReplicationUser, p.passfile(), slotName(p.cfg.Pod)),
+			fmt.Sprintf("primary_conninfo = 'host=%s port=%d user=%s passfile=%s application_name=%s %s connect_timeout=5'",
+				p.cfg.PrimaryHost, p.cfg.PrimaryPort, ReplicationUser, p.passfile(), slotName(p.cfg.Pod), pgSSLParams(p.cfg)),
 			"primary_slot_name = '"+slotName(p.cfg.Pod)+"'")
 		if err := os.WriteFile(signal, nil, 0o600); err != nil {
 			return err
@@ -325,20 +336,24 @@ const quietSQL = "SET log_statement = 'none';\nSET log_min_duration_statement = 
 func pgLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 func pgIdent(s string) string   { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
-// AfterStart makes sure of the replication user (password: the superuser's) and, the
-// first time, of the application user and its rights, on the primary; on a replica it
-// makes sure its slot exists on the primary. The application user's password is set
-// only when the user is created: later changes are the credentials Job's.
+// AfterStart makes sure, on the primary, of the replication user with its own password,
+// and of the application user with the credentials Secret's password (and, when it is
+// created, its rights); on a replica, that its slot exists on the primary. The passwords
+// are set over the private socket, at every start and whenever a mounted Secret changes
+// (Refresh): they never cross the network, and the WAL carries only their SCRAM hashes.
 func (p *postgres) AfterStart(ctx context.Context) error {
 	if p.cfg.Role() == RoleReplica {
 		return p.ensureSlot(ctx)
 	}
-	admin, err := p.cfg.AdminPassword()
+	replication, err := p.cfg.ReplicationPassword()
 	if err != nil {
 		return err
 	}
 	user, password, err := p.cfg.AppCredentials()
 	if err != nil {
+		return err
+	}
+	if err := refuseReserved(p.cfg.Engine, user); err != nil {
 		return err
 	}
 	out, err := p.psql(ctx, "SELECT rolname FROM pg_roles WHERE rolname IN ("+pgLiteral(ReplicationUser)+", "+pgLiteral(user)+");\n")
@@ -353,11 +368,13 @@ func (p *postgres) AfterStart(ctx context.Context) error {
 	if !have[ReplicationUser] {
 		sql += "CREATE ROLE " + pgIdent(ReplicationUser) + " WITH REPLICATION LOGIN;\n"
 	}
-	sql += "ALTER ROLE " + pgIdent(ReplicationUser) + " WITH PASSWORD " + pgLiteral(admin) + ";\n"
-	if !have[user] && user != pgSuperuser {
+	sql += "ALTER ROLE " + pgIdent(ReplicationUser) + " WITH PASSWORD " + pgLiteral(replication) + ";\n"
+	if !have[user] {
 		sql += "CREATE ROLE " + pgIdent(user) + " WITH LOGIN PASSWORD " + pgLiteral(password) + ";\n" +
 			"GRANT ALL ON DATABASE postgres TO " + pgIdent(user) + ";\n" +
 			"GRANT ALL ON SCHEMA public TO " + pgIdent(user) + ";\n"
+	} else {
+		sql += "ALTER ROLE " + pgIdent(user) + " WITH PASSWORD " + pgLiteral(password) + ";\n"
 	}
 	_, err = p.psql(ctx, sql)
 	return err
@@ -384,4 +401,25 @@ func (p *postgres) Observe(ctx context.Context) (Observation, error) {
 		o.Sequence = &n
 	}
 	return o, nil
+}
+
+// Refresh applies what changed in the mounted Secrets without a restart: the
+// certificates (copied, then read by a reload), the replica's password file (read at the
+// next connection to the primary), and on the primary the users' passwords.
+func (p *postgres) Refresh(ctx context.Context) error {
+	if _, err := installTLS(p.cfg); err != nil {
+		return err
+	}
+	if p.cfg.Role() == RoleReplica {
+		if err := p.writePassfile(); err != nil {
+			return err
+		}
+	}
+	if _, err := p.psql(ctx, "SELECT pg_reload_conf();"); err != nil {
+		return err
+	}
+	if p.cfg.Role() == RoleReplica {
+		return nil // its slot exists; the passwords are the primary's to set
+	}
+	return p.AfterStart(ctx)
 }

@@ -30,6 +30,10 @@ type pgInstance struct {
 	dataDir     string
 	adminSecret string
 	appSecret   string
+	// replSecret and tlsDir, when set, are the replication and TLS Secrets' directories.
+	replSecret, tlsDir string
+	// superuserAccess lets the test log in as postgres over TCP with its password.
+	superuserAccess bool
 }
 
 func (i pgInstance) args(major string, primaryPort int) []string {
@@ -40,17 +44,32 @@ func (i pgInstance) args(major string, primaryPort int) []string {
 	if i.index > 0 {
 		a = append(a, "--primary-host=127.0.0.1", "--primary-port="+strconv.Itoa(primaryPort))
 	}
+	if i.replSecret != "" {
+		a = append(a, "--replication-secret-dir="+i.replSecret)
+	}
+	if i.tlsDir != "" {
+		a = append(a, "--tls-dir="+i.tlsDir)
+	}
+	if i.superuserAccess {
+		a = append(a, "--superuser-access")
+	}
 	return a
 }
 
 // psqlAs runs sql against port as user with password (from the environment, as clients do).
 func psqlAs(t *testing.T, bin string, port int, user, password, sql string) (string, error) {
 	t.Helper()
+	return psqlEnv(t, bin, port, user, password, sql)
+}
+
+// psqlEnv is psqlAs with libpq's variables in env (PGSSLMODE and the like).
+func psqlEnv(t *testing.T, bin string, port int, user, password, sql string, env ...string) (string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "psql"), "--no-psqlrc", "--no-password", "--tuples-only", "--no-align",
 		"--set=ON_ERROR_STOP=1", "--host=127.0.0.1", "--port="+strconv.Itoa(port), "--username="+user, "--dbname=postgres")
-	cmd.Env = append(os.Environ(), "PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5")
+	cmd.Env = append(append(os.Environ(), "PGPASSWORD="+password, "PGCONNECT_TIMEOUT=5"), env...)
 	cmd.Stdin = strings.NewReader(sql)
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err

@@ -317,6 +317,7 @@ func TestTreeShowsWhatTheBuildersMake(t *testing.T) {
 		t.Fatal(err)
 	}
 	apply(db, database.Children(db)...)
+	apply(db, database.NetworkPolicy(db, database.Clients{Apps: []string{ingressApp.Name}}))
 	apply(db, sts, database.CredentialsJob(db, "0123456789abcdef"), database.RestoreJob(db, backup))
 	vol, claim := database.SnapshotVolume(db, nil, map[string]bool{})
 	create(db, database.CredentialsSecret(db, "pw"), database.AdminSecret(db, "pw"), database.FinalSnapshotJob(db, vol), claim)

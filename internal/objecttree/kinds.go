@@ -115,6 +115,9 @@ func (s *Snapshot) addChildren(n *Node, root metav1.Object, now time.Time, compo
 	for _, pdb := range belonging[policyv1.PodDisruptionBudget](s.DisruptionBudget, mine) {
 		n.addChild(disruptionBudgetNode(pdb))
 	}
+	for _, np := range belonging[networkingv1.NetworkPolicy](s.NetworkPolicies, mine) {
+		n.addChild(networkPolicyNode(np))
+	}
 	for _, hpa := range belonging[autoscalingv2.HorizontalPodAutoscaler](s.Autoscalers, mine) {
 		n.addChild(autoscalerNode(hpa))
 	}

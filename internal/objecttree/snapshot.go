@@ -41,6 +41,7 @@ type Snapshot struct {
 	CronJobs         []batchv1.CronJob
 	Jobs             []batchv1.Job
 	DisruptionBudget []policyv1.PodDisruptionBudget
+	NetworkPolicies  []networkingv1.NetworkPolicy
 	Autoscalers      []autoscalingv2.HorizontalPodAutoscaler
 	Ingresses        []networkingv1.Ingress
 	// Routes are the Gateway API's HTTPRoutes; none when its CRDs are not installed.
@@ -70,6 +71,7 @@ func ReadSnapshot(ctx context.Context, c client.Reader, ns string) (*Snapshot, e
 	claims, svcs, cms := &corev1.PersistentVolumeClaimList{}, &corev1.ServiceList{}, &corev1.ConfigMapList{}
 	cjs, jobs, pdbs := &batchv1.CronJobList{}, &batchv1.JobList{}, &policyv1.PodDisruptionBudgetList{}
 	hpas, ings, routes := &autoscalingv2.HorizontalPodAutoscalerList{}, &networkingv1.IngressList{}, &gatewayv1.HTTPRouteList{}
+	nps := &networkingv1.NetworkPolicyList{}
 	lists := []struct {
 		kinds   string
 		list    client.ObjectList
@@ -80,6 +82,7 @@ func ReadSnapshot(ctx context.Context, c client.Reader, ns string) (*Snapshot, e
 		{"PersistentVolumeClaims", claims, false}, {"Services", svcs, false}, {"ConfigMaps", cms, false},
 		{"CronJobs", cjs, false}, {"Jobs", jobs, false}, {"PodDisruptionBudgets", pdbs, false}, {"Secrets", secrets, false},
 		{"HorizontalPodAutoscalers", hpas, false}, {"Ingresses", ings, false}, {"HTTPRoutes", routes, false},
+		{"NetworkPolicies", nps, false},
 	}
 	var forbidden error
 	visibleMooring := 0
@@ -108,6 +111,7 @@ func ReadSnapshot(ctx context.Context, c client.Reader, ns string) (*Snapshot, e
 	s.Deployments, s.ReplicaSets, s.StatefulSets, s.Pods = deps.Items, rss.Items, stss.Items, pods.Items
 	s.Claims, s.Services, s.ConfigMaps = claims.Items, svcs.Items, cms.Items
 	s.CronJobs, s.Jobs, s.DisruptionBudget = cjs.Items, jobs.Items, pdbs.Items
+	s.NetworkPolicies = nps.Items
 	s.Autoscalers, s.Ingresses, s.Routes = hpas.Items, ings.Items, routes.Items
 	s.Secrets = secrets.Items
 	return s, nil

@@ -109,7 +109,7 @@ func (n *Node) addDetails(ds ...*Detail) {
 // kindOrder sorts children: the workload first, then what serves it, then the rest.
 var kindOrder = map[string]int{
 	"Deployment": 0, "StatefulSet": 0, "ReplicaSet": 1, "Pod": 2, "PersistentVolumeClaim": 3,
-	"Service": 4, "Ingress": 5, "HTTPRoute": 6, "ConfigMap": 7, "Secret": 8, "PodDisruptionBudget": 9,
+	"Service": 4, "Ingress": 5, "HTTPRoute": 6, "ConfigMap": 7, "Secret": 8, "PodDisruptionBudget": 9, "NetworkPolicy": 9,
 	"HorizontalPodAutoscaler": 10, "Backup": 11, "CronJob": 12, "Job": 13,
 }
 

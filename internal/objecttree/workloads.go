@@ -223,6 +223,15 @@ func disruptionBudgetNode(pdb *policyv1.PodDisruptionBudget) *Node {
 	return n
 }
 
+// networkPolicyNode is a NetworkPolicy: how many sources its first rule admits.
+func networkPolicyNode(np *networkingv1.NetworkPolicy) *Node {
+	n := &Node{Kind: "NetworkPolicy", Name: np.Name, Created: np.CreationTimestamp.Time}
+	if len(np.Spec.Ingress) > 0 {
+		n.Details = append(n.Details, value("sources", fmt.Sprint(len(np.Spec.Ingress[0].From))))
+	}
+	return n
+}
+
 // jobNode is a dump Job: how it ended, or that it still runs.
 func jobNode(j *batchv1.Job) *Node {
 	n := &Node{Kind: "Job", Name: j.Name, Created: j.CreationTimestamp.Time,

@@ -73,6 +73,11 @@ func (v DatabaseClusterValidator) ValidateCreate(ctx context.Context, db *v1beta
 		return nil, err
 	}
 	bootstrapErrs = append(bootstrapErrs, adminErrs...)
+	reservedErrs, err := validateAppUserNotReserved(ctx, v.Reader, db)
+	if err != nil {
+		return nil, err
+	}
+	bootstrapErrs = append(bootstrapErrs, reservedErrs...)
 	denied, err := checkReferences(ctx, v.Reviewer, db.Namespace, databaseClusterReferences(db))
 	if err != nil {
 		return nil, err
@@ -139,6 +144,11 @@ func (v DatabaseClusterValidator) ValidateUpdate(ctx context.Context, old, db *v
 			return nil, err
 		}
 		denied = append(denied, adminErrs...)
+		reservedErrs, err := validateAppUserNotReserved(ctx, v.Reader, db)
+		if err != nil {
+			return nil, err
+		}
+		denied = append(denied, reservedErrs...)
 	}
 	return nil, invalid(db, append(validateDatabaseClusterUpdate(old, db, requestVersion(ctx)), denied...))
 }

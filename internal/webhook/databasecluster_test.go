@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -174,6 +175,10 @@ func bootstrapScheme(t *testing.T) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	if err := v1beta1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	// The credentials Secret, whose username it checks.
+	if err := corev1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	return s

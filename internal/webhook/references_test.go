@@ -147,7 +147,8 @@ func TestAppUpdateReviewsOnlyNewReferences(t *testing.T) {
 // default credentials Secret, which Mooring generates, is not.
 func TestDatabaseAndBackupReferences(t *testing.T) {
 	s := &secretsDenied{}
-	v := DatabaseClusterValidator{Reviewer: s.reviewer()}
+	// The reader finds no credentials Secret: the application user is not looked at.
+	v := DatabaseClusterValidator{Reviewer: s.reviewer(), Reader: fake.NewClientBuilder().WithScheme(bootstrapScheme(t)).Build()}
 	db := &v1beta1.DatabaseCluster{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"},
 		Spec: v1beta1.DatabaseClusterSpec{Engine: v1beta1.PostgreSQL, Version: DefaultVersion(v1beta1.PostgreSQL), SecretName: "orders-credentials"}}
 	if _, err := v.ValidateCreate(asUser("dave"), db); err != nil || len(s.asked) != 0 {

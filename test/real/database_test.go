@@ -237,11 +237,13 @@ func rotatePassword(t *testing.T, e dbEngine, db *v1beta1.DatabaseCluster) {
 		return nil
 	})
 	host := db.Name + "." + ns + ".svc"
+	// Over TLS, the server verified with the binding's CA, as a bound App would.
 	login := map[v1beta1.DatabaseEngine]string{
-		v1beta1.PostgreSQL: `PGPASSWORD="$PW" psql --no-psqlrc -h ` + host + ` -U "$USER_NAME" -d postgres -tAc 'SELECT 42'`,
-		v1beta1.MariaDB:    `MYSQL_PWD="$PW" mariadb -h ` + host + ` -u "$USER_NAME" --skip-column-names -e 'SELECT 42'`,
+		v1beta1.PostgreSQL: `PGSSLMODE=verify-full PGSSLROOTCERT=/tmp/ca.crt PGPASSWORD="$PW" psql --no-psqlrc -h ` + host + ` -U "$USER_NAME" -d postgres -tAc 'SELECT 42'`,
+		v1beta1.MariaDB:    `MYSQL_PWD="$PW" mariadb --ssl --ssl-ca=/tmp/ca.crt --ssl-verify-server-cert -h ` + host + ` -u "$USER_NAME" --skip-column-names -e 'SELECT 42'`,
 	}[e.engine]
 	script := `set -u
+printf '%s' "$CA" > /tmp/ca.crt
 PW="$NEW_PASSWORD"; ` + login + ` || { echo "new password refused"; exit 1; }
 PW="$OLD_PASSWORD"; if ` + login + `; then echo "old password still logs in"; exit 1; fi
 echo rotated`
@@ -249,6 +251,7 @@ echo rotated`
 		{Name: "USER_NAME", ValueFrom: secretEnv(secretName, database.UsernameKey)},
 		{Name: "NEW_PASSWORD", ValueFrom: secretEnv(secretName, database.PasswordKey)},
 		{Name: "OLD_PASSWORD", Value: oldPassword},
+		{Name: "CA", ValueFrom: bindingEnv(db, "ca.crt")},
 	})
 	if _, err := suite.cs.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

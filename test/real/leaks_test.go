@@ -32,8 +32,11 @@ func checkNoPasswordLeaks(ctx context.Context) (int, error) {
 	}
 	var passwords [][]byte
 	for _, s := range secrets.Items {
-		if p := s.Data["password"]; len(p) >= 8 {
-			passwords = append(passwords, p)
+		// Passwords, and the private keys of the clusters' CAs and certificates.
+		for _, key := range []string{"password", "tls.key", "ca.key"} {
+			if p := s.Data[key]; len(p) >= 8 {
+				passwords = append(passwords, p)
+			}
 		}
 	}
 	if len(passwords) == 0 {

@@ -154,6 +154,10 @@ func StatefulSet(db *v1beta1.DatabaseCluster) (*appsv1.StatefulSet, error) {
 		stateVolumeSource(db),
 	}
 	container.Command = append(container.Command, memoryLimitArgs(container.Resources)...)
+	tlsVolumes, tlsMounts, tlsArgs := securityPodParts(db)
+	volumes = append(volumes, tlsVolumes...)
+	container.VolumeMounts = append(container.VolumeMounts, tlsMounts...)
+	container.Command = append(container.Command, tlsArgs...)
 	retention := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
 	if db.Spec.DeletionPolicy == v1beta1.DeletionDelete {
 		retention = appsv1.DeletePersistentVolumeClaimRetentionPolicyType

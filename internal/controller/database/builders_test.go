@@ -74,7 +74,8 @@ func TestStatefulSet(t *testing.T) {
 			}
 			wantCmd := []string{instance.ManagerPath(instance.BinDir), "instance", "run", "--engine=" + string(tt.db.Spec.Engine),
 				"--version=" + tt.db.Spec.Version, "--primary-host=orders-0.orders-headless", "--port=" + strconv.Itoa(int(tt.port)),
-				"--memory-limit=536870912"} // the default limit, 512Mi
+				"--memory-limit=536870912", // the default limit, 512Mi
+				"--tls-dir=" + instance.TLSDir, "--client-ca-dir=" + instance.ClientCADir, "--replication-secret-dir=" + instance.ReplicationSecretDir}
 			if !slices.Equal(c.Command, wantCmd) {
 				t.Errorf("command %v, want %v", c.Command, wantCmd)
 			}

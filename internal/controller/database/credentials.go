@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
+	"github.com/mooringhq/mooring/internal/dbtls"
 	"github.com/mooringhq/mooring/internal/dump"
 	"github.com/mooringhq/mooring/internal/engine"
 	"github.com/mooringhq/mooring/internal/jobstatus"
@@ -28,8 +29,9 @@ import (
 // Changing the credentials runs a Job, and a Job superseded by newer credentials is deleted.
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
 
-// CredentialsScript connects to the primary as the superuser and gives the application
-// user the password of the credentials Secret.
+// CredentialsScript waits until the primary takes the application user's password of the
+// credentials Secret, which the instance managers set over their local sockets, logging
+// in as that user over verified TLS.
 //
 //go:embed credentials.sh
 var CredentialsScript string
@@ -51,9 +53,10 @@ func CredentialsJobName(db *v1beta1.DatabaseCluster, hash string) string {
 	return dump.JobName(db.Name, "credentials-"+hash[:min(8, len(hash))])
 }
 
-// CredentialsJob changes the application user's password in the database to the one in
-// the credentials Secret, connected to the primary as the superuser. Every credential
-// reaches the pod through secretKeyRef; the Job's spec holds none.
+// CredentialsJob waits until the database has the application user's password of the
+// credentials Secret, logging in to the primary as that user over TLS with the server
+// verified against the binding's CA. Every credential reaches the pod through
+// secretKeyRef; the Job's spec holds none, and it has no superuser password at all.
 func CredentialsJob(db *v1beta1.DatabaseCluster, hash string) *batchv1.Job {
 	ref := func(secret, key string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
@@ -64,8 +67,7 @@ func CredentialsJob(db *v1beta1.DatabaseCluster, hash string) *batchv1.Job {
 		{Name: "DB_ENGINE", Value: string(db.Spec.Engine)},
 		{Name: "DB_HOST", Value: fmt.Sprintf("%s.%s.svc", db.Name, db.Namespace)},
 		{Name: "DB_PORT", Value: strconv.Itoa(int(Port(db)))},
-		{Name: "ADMIN_USER", Value: adminUser(db.Spec.Engine)},
-		{Name: dump.PasswordEnv(db.Spec.Engine), ValueFrom: ref(AdminSecretName(db), PasswordKey)},
+		{Name: "DB_CA_FILE", Value: jobCADir + "/" + dbtls.CAKey},
 		{Name: "APP_USERNAME", ValueFrom: ref(db.Spec.SecretName, UsernameKey)},
 		{Name: "APP_PASSWORD", ValueFrom: ref(db.Spec.SecretName, PasswordKey)},
 		// The root filesystem is read-only; the clients look for their rc files here.
@@ -96,7 +98,7 @@ func CredentialsJob(db *v1beta1.DatabaseCluster, hash string) *batchv1.Job {
 						Image:        dump.ServerImage(db.Spec.Engine, db.Spec.Version),
 						Command:      []string{"/bin/sh", "-c", CredentialsScript},
 						Env:          env,
-						VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+						VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}, jobCAMount()},
 						SecurityContext: &corev1.SecurityContext{
 							RunAsNonRoot:             ptr.To(true),
 							AllowPrivilegeEscalation: ptr.To(false),
@@ -105,7 +107,7 @@ func CredentialsJob(db *v1beta1.DatabaseCluster, hash string) *batchv1.Job {
 							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 						},
 					}},
-					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+					Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}, jobCAVolume(db)},
 				},
 			},
 		},

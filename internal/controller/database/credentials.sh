@@ -1,114 +1,65 @@
 #!/bin/sh
-# Mooring's credentials change: gives the application user of a DatabaseCluster the
-# password its credentials Secret holds now, connected to the primary as the superuser.
-# The password is set only when the data directory is initialised, so a password changed
-# in the Secret afterwards reaches the database only this way. It runs in the cluster's
-# server image, with its client: psql, mysql, or mariadb (recent MariaDB images have no
-# mysql).
+# Mooring's credentials check: waits until the database takes the application user's
+# password its credentials Secret holds now. The instance managers give it to the
+# database themselves, over each instance's local socket, once the kubelet has updated
+# the mounted Secret (about a minute): the password never crosses the network in an
+# ALTER statement, and no superuser logs in from here. This Job only logs in as the
+# application user, over TLS with the server's certificate and name verified, and
+# succeeds once that works; bound Apps then roll onto the new password. It runs in the
+# cluster's server image, with its client: psql, mysql, or mariadb.
 #
 #   DB_ENGINE                  postgresql, mysql or mariadb
 #   DB_HOST, DB_PORT           the primary
-#   ADMIN_USER                 postgres or root (MySQL and MariaDB); its password in
-#                              PGPASSWORD or MYSQL_PWD
+#   DB_CA_FILE                 the CA the server is verified with; empty: no TLS (tests)
 #   APP_USERNAME, APP_PASSWORD the application user and its new password
+#   WAIT_SECONDS               how long to keep trying (default 480)
 #
-# Every value comes from the environment (secretKeyRef). The SQL is written by the
-# shell's printf builtin into the client's standard input, so no password is ever an
-# argument of a process (visible in the process list), and none is printed.
+# Every value comes from the environment (secretKeyRef). The password reaches the client
+# through its environment variable, never an argument (visible in the process list), and
+# is never printed.
 set -eu
-: "${DB_ENGINE:?}" "${DB_HOST:?}" "${DB_PORT:?}" "${ADMIN_USER:?}" "${APP_USERNAME:?}" "${APP_PASSWORD:?}"
+: "${DB_ENGINE:?}" "${DB_HOST:?}" "${DB_PORT:?}" "${APP_USERNAME:?}" "${APP_PASSWORD:?}"
+ca=${DB_CA_FILE:-}
+wait_seconds=${WAIT_SECONDS:-480}
 
-# quote sets q to $1 with each ' doubled, for use between '...'. The value goes to sed
-# through a pipe, not as an argument; the x keeps trailing newlines, which command
-# substitution would strip, and the result is not passed through another one.
-quote() {
-	q=$(printf '%s' "$1" | sed "s/'/''/g"; printf x)
-	q=${q%x}
+login() {
+	case "$DB_ENGINE" in
+	postgresql)
+		if [ -n "$ca" ]; then
+			export PGSSLMODE=verify-full PGSSLROOTCERT="$ca"
+		fi
+		PGPASSWORD=$APP_PASSWORD PGCONNECT_TIMEOUT=10 psql --no-psqlrc --quiet --no-password --host="$DB_HOST" \
+			--port="$DB_PORT" --username="$APP_USERNAME" --dbname=postgres --command='SELECT 1' >/dev/null ;;
+	mysql)
+		set -- --host="$DB_HOST" --port="$DB_PORT" --user="$APP_USERNAME" --protocol=TCP --connect-timeout=10
+		if [ -n "$ca" ]; then
+			set -- "$@" --ssl-ca="$ca" --ssl-mode=VERIFY_IDENTITY
+		fi
+		MYSQL_PWD=$APP_PASSWORD mysql "$@" --execute='SELECT 1' >/dev/null ;;
+	mariadb)
+		set -- --host="$DB_HOST" --port="$DB_PORT" --user="$APP_USERNAME" --protocol=TCP --connect-timeout=10
+		if [ -n "$ca" ]; then
+			set -- "$@" --ssl --ssl-ca="$ca" --ssl-verify-server-cert
+		fi
+		MYSQL_PWD=$APP_PASSWORD mariadb "$@" --execute='SELECT 1' >/dev/null ;;
+	*)
+		echo "credentials: unknown DB_ENGINE $DB_ENGINE" >&2
+		exit 2 ;;
+	esac
 }
 
-postgresql() {
-	user=$(printf '%s' "$APP_USERNAME" | sed 's/"/""/g'; printf x)
-	user=${user%x}
-	quote "$APP_PASSWORD"
-	# The server hashes the password (password_encryption). Statement logging is turned
-	# off for this session only, so that the password does not reach the server's log
-	# even where log_statement is 'ddl' or 'all', or with the error of a failed ALTER.
-	printf '%s\n%s\n%s\nALTER ROLE "%s" WITH PASSWORD '"'"'%s'"'"';\n' \
-		"SET log_statement = 'none';" "SET log_min_duration_statement = -1;" "SET log_min_error_statement = 'panic';" \
-		"$user" "$q" |
-		PGCONNECT_TIMEOUT=30 psql --no-psqlrc --quiet --set=ON_ERROR_STOP=1 --host="$DB_HOST" --port="$DB_PORT" \
-			--username="$ADMIN_USER" --dbname=postgres --no-password
-}
-
-# client is the engine's command-line client; mysql_run runs it as the superuser.
-client=mysql
-mysql_run() {
-	"$client" --host="$DB_HOST" --port="$DB_PORT" --user="$ADMIN_USER" --protocol=TCP --connect-timeout=30 \
-		--batch --skip-column-names "$@"
-}
-
-mysql_change() {
-	# NO_BACKSLASH_ESCAPES: only ' needs escaping, whatever the server's sql_mode.
-	mode="SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@sql_mode, ''), 'NO_BACKSLASH_ESCAPES');"
-	roles=""
-	if [ "$DB_ENGINE" = mariadb ]; then
-		# MariaDB writes the statements of this session to its general and slow logs as
-		# they are, password included: the session is kept out of them (root may).
-		mode="$mode SET SESSION sql_log_off = ON; SET SESSION log_slow_query = OFF;"
-		# A role of the same name is listed in mysql.user too, with host ''; it has no
-		# password.
-		roles=" AND is_role = 'N'"
+start=$(date +%s)
+while ! login 2>/tmp/credentials-login.err; do
+	if [ $(($(date +%s) - start)) -ge "$wait_seconds" ]; then
+		# The client's last words name the cause (a refused password, an unverifiable
+		# certificate); they never hold the password.
+		tail -n 2 /tmp/credentials-login.err >&2 || true
+		echo "credentials: the application user named in the credentials Secret could not log in with its password for" \
+			"${wait_seconds}s: the database has not taken it (does that user exist? /status of each instance, and the" \
+			"instance managers' logs, say why)" >&2
+		exit 1
 	fi
-	quote "$APP_USERNAME"
-	user=$q
-	# The user may exist for several hosts ('%', localhost): each gets the password.
-	hosts=$(printf "%s\nSELECT host FROM mysql.user WHERE user = '%s'%s;\n" "$mode" "$user" "$roles" | mysql_run --raw)
-	if [ -z "$hosts" ]; then
-		echo "credentials: the application user named in the Secret does not exist in the database; Mooring changes" \
-			"passwords, not user names: put the user name the database was set up with back into the Secret" >&2
-		return 1
-	fi
-	quote "$APP_PASSWORD"
-	pw=$q
-	{
-		printf '%s\n' "$mode"
-		printf '%s\n' "$hosts" | while IFS= read -r host; do
-			quote "$host"
-			if [ "$DB_ENGINE" = mariadb ]; then
-				# MariaDB writes ALTER USER ... IDENTIFIED BY to its binary log, and so to
-				# every replica's, with the password as it is; SET PASSWORD it writes with
-				# the password hashed by the user's authentication plugin.
-				printf "SET PASSWORD FOR '%s'@'%s' = PASSWORD('%s');\n" "$user" "$q" "$pw"
-			else
-				# MySQL writes ALTER USER to its logs and binary log with the password
-				# hashed, and the binary log carries it to the replicas; it has no
-				# PASSWORD() any more.
-				printf "ALTER USER '%s'@'%s' IDENTIFIED BY '%s';\n" "$user" "$q" "$pw"
-			fi
-		done
-	} | mysql_run
-}
-
-case "$DB_ENGINE" in
-postgresql)
-	if ! postgresql; then
-		echo "credentials: could not change the application user's password in PostgreSQL at $DB_HOST:$DB_PORT" \
-			"(is the superuser password in the admin Secret the database's, and does the user named in the credentials Secret exist?)" >&2
-		exit 1
-	fi ;;
-mysql)
-	if ! mysql_change; then
-		echo "credentials: could not change the application user's password in MySQL at $DB_HOST:$DB_PORT" >&2
-		exit 1
-	fi ;;
-mariadb)
-	client=mariadb
-	if ! mysql_change; then
-		echo "credentials: could not change the application user's password in MariaDB at $DB_HOST:$DB_PORT" >&2
-		exit 1
-	fi ;;
-*)
-	echo "credentials: unknown DB_ENGINE $DB_ENGINE" >&2
-	exit 2 ;;
-esac
-echo "credentials: the application user now has the password of the credentials Secret"
+	# The instance managers apply the Secret once the kubelet has updated their volume.
+	sleep 5
+done
+echo "credentials: the database takes the application user's password of the credentials Secret"

@@ -124,7 +124,7 @@ func TestPasswordRotation(t *testing.T) {
 			refs[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
 		}
 	}
-	if refs["PGPASSWORD"] != "rotate-admin/password" || refs["APP_PASSWORD"] != "rotate-credentials/password" ||
+	if refs["PGPASSWORD"] != "" || refs["APP_PASSWORD"] != "rotate-credentials/password" ||
 		refs["APP_USERNAME"] != "rotate-credentials/username" {
 		t.Errorf("credentials from %v", refs)
 	}

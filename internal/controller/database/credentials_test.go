@@ -20,11 +20,11 @@ import (
 // from a Secret by reference: its spec holds no password.
 func TestCredentialsJob(t *testing.T) {
 	for _, tt := range []struct {
-		engine                   v1beta1.DatabaseEngine
-		version, image, password string
+		engine         v1beta1.DatabaseEngine
+		version, image string
 	}{
-		{v1beta1.PostgreSQL, "17", "docker.io/library/postgres:17", "PGPASSWORD"},
-		{v1beta1.MySQL, "8.4", "docker.io/library/mysql:8.4", "MYSQL_PWD"},
+		{v1beta1.PostgreSQL, "17", "docker.io/library/postgres:17"},
+		{v1beta1.MySQL, "8.4", "docker.io/library/mysql:8.4"},
 	} {
 		t.Run(string(tt.engine), func(t *testing.T) {
 			db := newDB(tt.engine, func(d *v1beta1.DatabaseCluster) { d.Spec.Version = tt.version })
@@ -47,8 +47,8 @@ func TestCredentialsJob(t *testing.T) {
 					from[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
 				}
 			}
+			// The application user's credentials alone: no superuser password.
 			want := map[string]string{
-				tt.password:    "orders-admin/password",
 				"APP_USERNAME": "orders-credentials/username",
 				"APP_PASSWORD": "orders-credentials/password",
 			}
@@ -60,6 +60,22 @@ func TestCredentialsJob(t *testing.T) {
 			if len(from) != len(want) {
 				t.Errorf("env from Secrets %v, want exactly %v", from, want)
 			}
+			// The server is verified with the CA of its certificate's Secret, ca.crt alone.
+			ca := ""
+			for _, e := range c.Env {
+				if e.Name == "DB_CA_FILE" {
+					ca = e.Value
+				}
+			}
+			var caSecret string
+			for _, v := range pod.Spec.Volumes {
+				if v.Secret != nil && len(v.Secret.Items) == 1 && v.Secret.Items[0].Key == "ca.crt" {
+					caSecret = v.Secret.SecretName
+				}
+			}
+			if ca != "/etc/mooring/server-ca/ca.crt" || caSecret != "orders-tls" {
+				t.Errorf("DB_CA_FILE %q from Secret %q, want /etc/mooring/server-ca/ca.crt from orders-tls", ca, caSecret)
+			}
 			if *pod.Spec.SecurityContext.RunAsNonRoot != true || !*c.SecurityContext.ReadOnlyRootFilesystem || *pod.Spec.AutomountServiceAccountToken {
 				t.Errorf("pod is not locked down: %+v %+v", pod.Spec.SecurityContext, c.SecurityContext)
 			}
@@ -70,10 +86,11 @@ func TestCredentialsJob(t *testing.T) {
 	}
 }
 
-// The pods take the application user's credentials from spec.secretName and the
-// superuser's and replication user's from the admin Secret, so that changing the first
-// leaves Mooring able to log in and the replicas able to follow. Both are mounted as
-// files where the instance manager reads them.
+// The pods take the application user's credentials from spec.secretName, the
+// superuser's from the admin Secret and the replication user's from a Secret of its own,
+// so that changing one leaves the others as they were; with the server certificate and
+// the CA of client certificates, all are mounted as files where the instance manager
+// reads them.
 func TestStatefulSetCredentialSources(t *testing.T) {
 	for _, engine := range []v1beta1.DatabaseEngine{v1beta1.PostgreSQL, v1beta1.MySQL, v1beta1.MariaDB} {
 		sts, err := StatefulSet(newDB(engine, nil))
@@ -96,7 +113,8 @@ func TestStatefulSetCredentialSources(t *testing.T) {
 				}
 			}
 		}
-		want := map[string]string{instance.AppSecretDir: "orders-credentials", instance.AdminSecretDir: "orders-admin"}
+		want := map[string]string{instance.AppSecretDir: "orders-credentials", instance.AdminSecretDir: "orders-admin",
+			instance.ReplicationSecretDir: "orders-replication", instance.TLSDir: "orders-tls", instance.ClientCADir: "orders-ca"}
 		if !maps.Equal(got, want) {
 			t.Errorf("%s: Secrets mounted %v, want %v", engine, got, want)
 		}

@@ -49,8 +49,8 @@ const (
 	lookAgain = time.Second
 )
 
-// DumpTarget is how a dump Job reaches the cluster: its primary Service, its credentials
-// Secret, and a client image of the same version.
+// DumpTarget is how a dump Job reaches the cluster: its primary Service, over TLS with
+// the server verified, its credentials Secret, and a client image of the same version.
 func DumpTarget(db *v1beta1.DatabaseCluster) dump.Database {
 	name := ""
 	if db.Spec.Engine == v1beta1.PostgreSQL {
@@ -60,6 +60,7 @@ func DumpTarget(db *v1beta1.DatabaseCluster) dump.Database {
 		Engine: db.Spec.Engine, Version: db.Spec.Version,
 		Host: fmt.Sprintf("%s.%s.svc", db.Name, db.Namespace), Port: Port(db), Name: name,
 		SecretName: db.Spec.SecretName, UsernameKey: UsernameKey, PasswordKey: PasswordKey,
+		TLS: &dump.ClientTLS{CASecret: ServerCertSecretName(db)},
 	}
 }
 

@@ -3,10 +3,12 @@ package database
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -49,12 +51,15 @@ type Handler struct {
 	// Instances asks the database pods' instance managers for their status; nil asks
 	// nothing (status.instances then lists the pods alone).
 	Instances *InstanceClient
+	// CACerts saves reading the server certificate's Secret for the binding's ca.crt
+	// again while it has not changed.
+	CACerts *CACerts
 }
 
 // Owned lists the kinds of a cluster's children that the engine applies and prunes (the
 // PodDisruptionBudget goes when the cluster drops to one instance). The credentials Secret
 // is not among them: it is created once and never pruned.
-var Owned = []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{}}
+var Owned = []client.Object{&appsv1.StatefulSet{}, &corev1.Service{}, &corev1.ConfigMap{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}}
 
 // Cached lists further kinds Mooring reads from the cache by its labels: the data PVCs.
 var Cached = []client.Object{&corev1.PersistentVolumeClaim{}}
@@ -75,6 +80,12 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	}
 	if secretReady {
 		if secretReady, err = h.ensureAdminSecret(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	var certRecheck time.Duration
+	if secretReady {
+		if secretReady, certRecheck, err = h.ensureTLS(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -123,6 +134,16 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		return ctrl.Result{}, err
 	}
 	children := Children(db)
+	ca, err := h.bindingCA(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	withBindingTLS(db, children, ca)
+	clients, err := clientsOf(ctx, s.Client, db)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	children = append(children, NetworkPolicy(db, clients))
 	if legacy {
 		if err := s.Keep(live); err != nil {
 			return ctrl.Result{}, err
@@ -142,7 +163,7 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	}
 	// The condition exists only while there is something to do.
 	apimeta.RemoveStatusCondition(&db.Status.Conditions, v1beta1.ConditionMigrationNeeded)
-	var res ctrl.Result
+	res := ctrl.Result{RequeueAfter: certRecheck}
 	if resize.refused {
 		res.RequeueAfter = resizeRetryInterval // StorageResized=False/ResizeForbidden stays
 	} else if err := storageStatus(ctx, s, want); err != nil {
@@ -207,6 +228,18 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: l[mooringv1.InstanceLabel]}}}
 	})
+	clustersOfApp := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		var out []reconcile.Request
+		for _, b := range o.(*mooringv1.App).Spec.Bindings {
+			if b.Ref.Kind == mooringv1.BindingKindDatabaseCluster {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: b.Ref.Name}})
+			}
+		}
+		return out
+	})
+	clusterOfBackup := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: o.(*mooringv1.Backup).Spec.DatabaseRef.Name}}}
+	})
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	// The superuser Secret is found by its name and labels, which name its cluster.
@@ -218,7 +251,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 	})
-	h := Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}, Resizes: &ResizeAttempts{}, Fingerprints: &Fingerprints{}, Instances: NewInstanceClient()}
+	h := Handler{APIReader: mgr.GetAPIReader(), KeyChecks: &KeyChecks{}, Resizes: &ResizeAttempts{}, Fingerprints: &Fingerprints{}, Instances: NewInstanceClient(), CACerts: &CACerts{}}
 	return engine.SetupWithManager[*v1beta1.DatabaseCluster](mgr, h, engine.Options{
 		Component: Component, Owns: Owned, MaxConcurrentReconciles: concurrency,
 		Watches: []engine.Watch{
@@ -226,6 +259,9 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, concurrency int) er
 			// none: Finalize polls it).
 			{Object: &batchv1.Job{}},
 			{Object: &corev1.PersistentVolumeClaim{}, Handler: clusterOfClaim},
+			// The NetworkPolicy admits the Apps bound to the cluster and its Backups' Jobs.
+			{Object: &mooringv1.App{}, Handler: clustersOfApp},
+			{Object: &mooringv1.Backup{}, Handler: clusterOfBackup},
 		},
 	}, func(b *builder.Builder) {
 		b.Watches(secret, clustersUsingSecret, builder.OnlyMetadata).

@@ -34,13 +34,15 @@ const (
 func RestoreJobName(db *v1beta1.DatabaseCluster) string { return dump.JobName(db.Name, "restore") }
 
 // RestoreJob loads spec.bootstrap.backup's dump (the one named, or the newest of the
-// Backup's) into the primary, as the superuser, with the client of the cluster's server
-// image, reading the Backup's volume read-only.
+// Backup's) into the primary, as the superuser over verified TLS with its client
+// certificate, with the client of the cluster's server image, reading the Backup's volume
+// read-only.
 func RestoreJob(db *v1beta1.DatabaseCluster, b *mooringv1.Backup) *batchv1.Job {
 	r := dump.Restore{
 		Database: dump.Database{
 			Engine: db.Spec.Engine, Version: db.Spec.Version, Host: fmt.Sprintf("%s.%s.svc", db.Name, db.Namespace), Port: Port(db),
 			Name: defaultDatabase, SecretName: AdminSecretName(db), UsernameKey: UsernameKey, PasswordKey: PasswordKey,
+			TLS: &dump.ClientTLS{CASecret: ServerCertSecretName(db), ClientCertSecret: SuperuserClientSecretName(db)},
 		},
 		Volume: dump.Volume{ClaimName: b.ClaimName(), Path: b.DumpPath()},
 		File:   db.Spec.Bootstrap.Backup.Dump,

@@ -1821,6 +1821,23 @@ type DatabaseClusterSpec struct {
 		StorageClassName *string `json:"storageClassName,omitempty"`
 	} `json:"storage,omitempty"`
 
+	// SuperuserAccess SuperuserAccess lets the superuser (postgres, root) log in over the network with
+	// its password, over TLS. Off by default: the superuser then logs in only over the
+	// instance's local socket, or with a client certificate of the cluster's CA that
+	// only Mooring's Jobs hold.
+	SuperuserAccess *bool `json:"superuserAccess,omitempty"`
+
+	// Tls TLS names a server certificate of your own; without it Mooring makes one, signed
+	// by a CA of the cluster's (docs/databases.md, "TLS").
+	Tls *struct {
+		// ServerCertSecretName ServerCertSecretName names a Secret in the cluster's namespace with tls.crt,
+		// tls.key and ca.crt (a cert-manager Certificate's Secret has them). The certificate
+		// must name the cluster's Services and pods (docs/databases.md, "TLS"); bound Apps
+		// verify the server with its ca.crt. Mooring reloads the server when the Secret
+		// changes.
+		ServerCertSecretName string `json:"serverCertSecretName"`
+	} `json:"tls,omitempty"`
+
 	// Version Version is the engine's major version ("18" for PostgreSQL, "8.4" for MySQL, "11.8"
 	// for MariaDB). When unset, a current version for the engine is filled in.
 	Version *string `json:"version,omitempty"`

@@ -1,0 +1,9 @@
+SET SESSION sql_log_off = 1;
+SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@sql_mode, ''), 'NO_BACKSLASH_ESCAPES');
+SET SESSION sql_log_bin = 0;
+DROP USER IF EXISTS 'root'@'%';
+CREATE USER IF NOT EXISTS 'replicator'@'%' IDENTIFIED BY 'pw-repl';
+ALTER USER 'replicator'@'%' IDENTIFIED BY 'pw-repl';
+ALTER USER 'replicator'@'%' REQUIRE NONE;
+GRANT REPLICATION SLAVE, BINLOG MONITOR, SELECT, SHOW VIEW, TRIGGER, EVENT, LOCK TABLES, RELOAD ON *.* TO 'replicator'@'%';
+ALTER USER 'app'@'%' IDENTIFIED BY 'pw-app';

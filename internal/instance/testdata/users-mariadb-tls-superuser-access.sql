@@ -1,0 +1,12 @@
+SET SESSION sql_log_off = 1;
+SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@sql_mode, ''), 'NO_BACKSLASH_ESCAPES');
+SET SESSION sql_log_bin = 0;
+CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY 'pw-admin';
+ALTER USER 'root'@'%' IDENTIFIED BY 'pw-admin';
+ALTER USER 'root'@'%' REQUIRE SSL;
+GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION;
+CREATE USER IF NOT EXISTS 'replicator'@'%' IDENTIFIED BY 'pw-repl';
+ALTER USER 'replicator'@'%' IDENTIFIED BY 'pw-repl';
+ALTER USER 'replicator'@'%' REQUIRE SSL;
+GRANT REPLICATION SLAVE, BINLOG MONITOR, SELECT, SHOW VIEW, TRIGGER, EVENT, LOCK TABLES, RELOAD ON *.* TO 'replicator'@'%';
+ALTER USER 'app'@'%' IDENTIFIED BY 'pw-app';
