@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,8 +39,10 @@ type Cluster struct {
 	layout layout
 	// sup watches the components (Options.Supervisor, or one that never restarts);
 	// units are this cluster's, in start order.
-	sup   *Supervisor
-	units []*unit
+	sup *Supervisor
+	// unitsMu guards units: the real nodes' components start side by side.
+	unitsMu sync.Mutex
+	units   []*unit
 	// node is the real node, nil when the cluster runs on simulated nodes only.
 	node        *realNode
 	nodeStopped bool
@@ -197,7 +201,11 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	if err := ensureNodes(ctx, cs, o.Nodes); err != nil {
 		return apiserver.failure(err)
 	}
-	kcm, err := c.launch(ctx, o, controllerManager, controllerManagerArgs(*l, saKey), "",
+	kcmArgs, kwokLease := controllerManagerArgs(*l, saKey), 40
+	if c.node != nil {
+		kcmArgs, kwokLease = append(kcmArgs, nodeLifecycleArgs()...), nodeLeaseSeconds
+	}
+	kcm, err := c.launch(ctx, o, controllerManager, kcmArgs, "",
 		httpOK(probe, "https://127.0.0.1:"+strconv.Itoa(l.controllerManager)+"/healthz"))
 	if err != nil {
 		return err
@@ -220,7 +228,7 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 		return nodesReady(cs, o.Nodes, time.Now().Add(-time.Second)), nil
 	}
 	if _, err := c.launchUnit(ctx, launchSpec{path: filepath.Join(o.BinDir, kwokController), name: kwokController,
-		args: kwokArgs(*l), env: kwokEnv(*l), note: fmt.Sprintf(", %d nodes Ready", o.Nodes),
+		args: kwokArgs(*l, kwokLease), env: kwokEnv(*l), note: fmt.Sprintf(", %d nodes Ready", o.Nodes),
 		ready: nodesReady(cs, o.Nodes, kwokStart), prepare: kwokAgain}); err != nil {
 		return err
 	}
@@ -262,6 +270,15 @@ func (c *Cluster) takeRealNode(ctx context.Context, o Options) error {
 // HasRealNode reports whether the cluster runs a real node (RealNodeName).
 func (c *Cluster) HasRealNode() bool { return c.node != nil }
 
+// RealNodes are the names of the cluster's real nodes, RealNodeName first; none when it
+// runs on simulated nodes only.
+func (c *Cluster) RealNodes() []string {
+	if c.node == nil {
+		return nil
+	}
+	return RealNodeNames(len(c.node.members))
+}
+
 // launch starts a component, has the supervisor watch it for unexpected exits and
 // waits until ready holds, then prints a progress line with the time it took.
 func (c *Cluster) launch(ctx context.Context, o Options, name string, args []string, note string, ready check) (*process, error) {
@@ -290,7 +307,9 @@ func (c *Cluster) launchUnit(ctx context.Context, s launchSpec) (*process, error
 	if err := c.sup.register(u); err != nil {
 		return nil, err
 	}
+	c.unitsMu.Lock()
 	c.units = append(c.units, u)
+	c.unitsMu.Unlock()
 	p, err := u.start(ctx, true)
 	if err != nil {
 		return nil, err
@@ -325,6 +344,10 @@ func (c *Cluster) Stop() error {
 			u.hold()
 		}
 		var errs []error
+		// The first containerd started is stopped last of them (reverse order).
+		firstContainerd := slices.IndexFunc(c.units, func(u *unit) bool {
+			return strings.HasPrefix(u.name, containerdComponent)
+		})
 		for i := len(c.units) - 1; i >= 0; i-- {
 			u := c.units[i]
 			killed, err := u.stop()
@@ -333,13 +356,14 @@ func (c *Cluster) Stop() error {
 			} else if killed {
 				fmt.Fprintf(c.out, "localcluster: %s ignored SIGTERM for %s, killed\n", u.name, stopGrace)
 			}
-			// The containers outlive containerd; they go before the control plane, or
+			// The containers outlive containerd; once every node's containerd is stopped,
+			// every node's containers go, before the control plane, or
 			// their open watches would hold the API server's shutdown up. The network
 			// stays until the end: the API server listens on the bridge's address and
 			// talks to itself there while it shuts down (without it, those requests
 			// wander off towards the default route and the shutdown waits out its
 			// timeouts: 38s instead of seconds).
-			if u.name == containerdComponent && c.node != nil {
+			if i == firstContainerd && c.node != nil {
 				errs = append(errs, removeNodeState(c.node.paths))
 			}
 		}

@@ -125,13 +125,13 @@ func TestNodeStopAndStart(t *testing.T) {
 	freezer := containerFreezerState(t, pid)
 
 	t0 := time.Now()
-	if err := suite.cluster.NodeStop(ctx); err != nil {
+	if err := suite.cluster.NodeStop(ctx, localcluster.RealNodeName); err != nil {
 		t.Fatal(err)
 	}
 	stopped := true
 	t.Cleanup(func() {
 		if stopped {
-			_ = suite.cluster.NodeStart(ctx)
+			_ = suite.cluster.NodeStart(ctx, localcluster.RealNodeName)
 		}
 	})
 	if st := kubeletState(t); st == "running" {
@@ -150,7 +150,7 @@ func TestNodeStopAndStart(t *testing.T) {
 		t.Fatalf("the API server while the node is stopped: %v", err)
 	}
 
-	if err := suite.cluster.NodeStart(ctx); err != nil {
+	if err := suite.cluster.NodeStart(ctx, localcluster.RealNodeName); err != nil {
 		t.Fatal(err)
 	}
 	stopped = false

@@ -251,7 +251,7 @@ func runChild(state string) int {
 	defer stop()
 	images := filepath.SplitList(os.Getenv(childImagesEnv))
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		BinDir: os.Getenv(childBinEnv), StateDir: state, Out: os.Stderr, RealNode: localcluster.RealNodeOn,
+		BinDir: os.Getenv(childBinEnv), StateDir: state, Out: os.Stderr, RealNode: localcluster.RealNodeOn, RealNodes: realNodes,
 		NodeImages: func(context.Context) ([]string, error) { return images, nil },
 	})
 	if err != nil {
