@@ -181,7 +181,7 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	}
 	// Nodes and the StorageClass exist before the controllers start, so they act on
 	// them from their first sync.
-	if err := ensureStorageClass(ctx, cs); err != nil {
+	if err := ensureStorageClass(ctx, cs, c.node != nil); err != nil {
 		return apiserver.failure(err)
 	}
 	// Endpoints are deprecated, which the API server says on every request for them;
@@ -191,11 +191,7 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	if err := alignKubernetesEndpoints(ctx, kubernetes.NewForConfigOrDie(quiet), int32(l.apiserver)); err != nil {
 		return apiserver.failure(fmt.Errorf("point the kubernetes Service at port %d: %w", l.apiserver, err))
 	}
-	node := ""
-	if c.node != nil {
-		node = RealNodeName
-	}
-	if c.volumes, err = startVolumes(cs, l.state, node, o.Out); err != nil {
+	if c.volumes, err = startVolumes(cs, l.state, c.node != nil, o.Out); err != nil {
 		return err
 	}
 	if err := ensureNodes(ctx, cs, o.Nodes); err != nil {
