@@ -160,6 +160,9 @@ func setUp() error {
 		}
 	}
 	state := filepath.Join(suite.stateDir, "cluster")
+	if selected("TestReadyWithOneAndTwoNodes", false) {
+		compareReadyTimes(ctx)
+	}
 	if startPathsSelected() {
 		runStartPaths(ctx, state)
 	}
