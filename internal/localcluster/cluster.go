@@ -8,9 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -43,9 +41,13 @@ type Cluster struct {
 	// unitsMu guards units: the real nodes' components start side by side.
 	unitsMu sync.Mutex
 	units   []*unit
-	// node is the real node, nil when the cluster runs on simulated nodes only.
+	// node is the real nodes, nil when the cluster runs on simulated nodes only.
 	node        *realNode
 	nodeStopped bool
+	// runtimes is closed once the real nodes' containerds have started and have the
+	// images, or failed to (runtimesErr): they start beside the control plane.
+	runtimes    chan struct{}
+	runtimesErr error
 	// volumes provisions the default StorageClass's volumes.
 	volumes *volumeProvisioner
 
@@ -79,6 +81,9 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	fmt.Fprintf(o.Out, "localcluster: starting in %s (logs in %s)\n", o.StateDir, c.layout.logs)
 	if err := c.takeRealNode(ctx, o); err != nil {
 		return nil, fmt.Errorf("localcluster: real node: %w", err)
+	}
+	if c.node != nil {
+		c.startRuntimes(ctx, o)
 	}
 	if err := c.start(ctx, o); err != nil {
 		_ = c.Stop()
@@ -323,11 +328,14 @@ func (c *Cluster) Exited() <-chan error { return c.sup.Exited() }
 // Supervisor is the Supervisor watching the cluster's components.
 func (c *Cluster) Supervisor() *Supervisor { return c.sup }
 
-// Stop stops the components in reverse start order: SIGTERM, then SIGKILL after a
-// grace period. It waits for every process to exit, so their ports are free when it
-// returns. It is safe to call more than once.
+// Stop stops the real nodes' components, then the control plane's, each in reverse
+// start order: SIGTERM, then SIGKILL after a grace period. It waits for every process to
+// exit, so their ports are free when it returns. It is safe to call more than once.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
+		if c.runtimes != nil {
+			<-c.runtimes // a start that failed may still be starting them
+		}
 		c.volumes.shutdown()
 		if len(c.units) == 0 {
 			c.stopErr = c.stopRealNode()
@@ -340,12 +348,14 @@ func (c *Cluster) Stop() error {
 			u.hold()
 		}
 		var errs []error
-		// The first containerd started is stopped last of them (reverse order).
-		firstContainerd := slices.IndexFunc(c.units, func(u *unit) bool {
-			return strings.HasPrefix(u.name, containerdComponent)
-		})
-		for i := len(c.units) - 1; i >= 0; i-- {
-			u := c.units[i]
+		order := stopOrder(c.units)
+		lastContainerd := -1
+		for i, u := range order {
+			if isComponent(u.name, containerdComponent) {
+				lastContainerd = i
+			}
+		}
+		for i, u := range order {
 			killed, err := u.stop()
 			if err != nil {
 				errs = append(errs, err)
@@ -359,7 +369,7 @@ func (c *Cluster) Stop() error {
 			// talks to itself there while it shuts down (without it, those requests
 			// wander off towards the default route and the shutdown waits out its
 			// timeouts: 38s instead of seconds).
-			if i == firstContainerd && c.node != nil {
+			if i == lastContainerd && c.node != nil {
 				errs = append(errs, removeNodeState(c.node.paths))
 			}
 		}
@@ -370,6 +380,21 @@ func (c *Cluster) Stop() error {
 		}
 	})
 	return c.stopErr
+}
+
+// stopOrder is the order Stop stops units in: the real nodes' components first, then
+// the control plane's, each in reverse start order. The nodes' containerds start beside
+// the control plane, so start order alone would stop them after it.
+func stopOrder(units []*unit) []*unit {
+	var node, rest []*unit
+	for i := len(units) - 1; i >= 0; i-- {
+		if isNodeComponent(units[i].name) {
+			node = append(node, units[i])
+		} else {
+			rest = append(rest, units[i])
+		}
+	}
+	return append(node, rest...)
 }
 
 // since formats the time since t for progress lines, e.g. "1.2s".

@@ -163,6 +163,9 @@ type realNode struct {
 	members   []member
 	lock      *nodeLock
 	kubeProxy string // binary, for its clean-up mode
+	ports     nodePorts
+	// kubeletPKI are each kubelet's serving files, by node name (writeNodePKI).
+	kubeletPKI map[string]kubeletPKI
 	// registry is where containerd's registry requests go (realnode_registry.go).
 	registry *registryRefusal
 }

@@ -175,7 +175,7 @@ func cniConfig(m member) ([]byte, error) {
 //
 // The node's lease lasts nodeLeaseSeconds (renewed every quarter of it), which the
 // controller-manager's shortened grace period (nodeLifecycleArgs) is measured against.
-func kubeletConfig(m member) string {
+func kubeletConfig(m member, pk kubeletPKI) string {
 	p := m.paths
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -215,8 +215,8 @@ maxPods: 110
 serializeImagePulls: false
 nodeStatusReportFrequency: 10s
 nodeLeaseDurationSeconds: %d
-`, m.cgroupRoot(), p.containerdSocket(), m.ip, m.ports.kubelet, m.ports.kubeletHealthz, m.pki.servingCert, m.pki.servingKey,
-		m.pki.clientCA, DNSServiceIP, clusterDomain, p.config("resolv.conf"), p.podLogs, nodeLeaseSeconds)
+`, m.cgroupRoot(), p.containerdSocket(), m.ip, m.ports.kubelet, m.ports.kubeletHealthz, pk.servingCert, pk.servingKey,
+		pk.clientCA, DNSServiceIP, clusterDomain, p.config("resolv.conf"), p.podLogs, nodeLeaseSeconds)
 }
 
 // kubeletPKI are the files the kubelet serves and verifies clients with.

@@ -20,7 +20,6 @@ type member struct {
 	ip        string // the node's InternalIP, the gateway of its pods
 	podSubnet string
 	paths     nodePaths
-	pki       kubeletPKI
 	ports     memberPorts
 }
 

@@ -65,7 +65,7 @@ func TestRealNodeLayout(t *testing.T) {
 	if conf.Plugins[0].IsGateway {
 		t.Error("isGateway true: the bridge plugin would refuse a bridge holding another node's address")
 	}
-	kubelet := kubeletConfig(second)
+	kubelet := kubeletConfig(second, kubeletPKI{})
 	for _, want := range []string{"cgroupRoot: /mooring-node/mooring-real-2\n", "address: 10.88.1.1\n",
 		"containerRuntimeEndpoint: unix:///run/mooring-node/mooring-real-2/containerd.sock\n"} {
 		if !strings.Contains(kubelet, want) {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,80 +72,85 @@ func (n *realNode) writeNodePKI(ca *pki, l layout) ([]string, error) {
 			return nil, err
 		}
 	}
-	for i := range n.members {
-		m := &n.members[i]
+	n.kubeletPKI = map[string]kubeletPKI{}
+	for _, m := range n.members {
 		serving, err := ca.leaf(certSpec{name: m.component("kubelet-serving"), cn: m.name, server: true,
 			ips: []string{m.ip}, dnsNames: []string{m.name}})
 		if err != nil {
 			return nil, err
 		}
-		m.pki = kubeletPKI{servingCert: serving.certPath, servingKey: serving.keyPath, clientCA: ca.caPath}
+		n.kubeletPKI[m.name] = kubeletPKI{servingCert: serving.certPath, servingKey: serving.keyPath, clientCA: ca.caPath}
 	}
 	return apiserverArgs, nil
 }
 
-// startRealNode starts every node's containerd, loads the images into it and starts
-// its kubelet, the nodes side by side; then kube-proxy and CoreDNS, which serve them
-// all, and moves ordinary workloads off the simulated nodes.
-func (c *Cluster) startRealNode(ctx context.Context, o Options, cs kubernetes.Interface) error {
-	n, l := c.node, c.layout
-	ports, err := n.pickNodePorts()
-	if err != nil {
-		return err
+// isComponent reports whether name is the component base or a further node's one
+// (base-<node>, member.component).
+func isComponent(name, base string) bool {
+	return name == base || strings.HasPrefix(name, base+"-"+RealNodeName)
+}
+
+// isNodeComponent reports whether a component belongs to the real nodes.
+func isNodeComponent(name string) bool {
+	for _, base := range []string{containerdComponent, kubeletComponent, kubeProxyComponent, corednsComponent} {
+		if isComponent(name, base) {
+			return true
+		}
 	}
+	return false
+}
+
+// startRuntimes starts, beside the control plane (they need nothing of it), every real
+// node's containerd with the images in it, the nodes side by side; startRealNode waits
+// for them. Each node waits mostly on its own containerd storing the images, so a
+// second node adds little, and the control plane's start hides most of it.
+// The members are read-only from here on: their ports are picked first.
+func (c *Cluster) startRuntimes(ctx context.Context, o Options) {
+	c.runtimes = make(chan struct{})
+	err := os.MkdirAll(c.layout.logs, 0o755)
+	if err == nil {
+		c.node.ports, err = c.node.pickNodePorts()
+	}
+	if err != nil {
+		c.runtimesErr = err
+		close(c.runtimes)
+		return
+	}
+	go func() {
+		defer close(c.runtimes)
+		c.runtimesErr = c.startRuntimesNow(ctx, o)
+	}()
+}
+
+func (c *Cluster) startRuntimesNow(ctx context.Context, o Options) error {
+	n := c.node
+	var err error
 	n.registry, err = startRegistryRefusal(func(ctx context.Context) ([]string, error) {
 		return listImages(ctx, n.paths.containerdSocket())
 	})
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{
-		n.paths.config("kube-proxy.yaml"): []byte(kubeProxyConfig(l.componentKubeconfig(kubeProxyComponent),
-			ports.proxyHealthz, ports.proxyMetrics)),
-		n.paths.config("Corefile"): []byte(corefile(l.componentKubeconfig(corednsComponent), ports.dnsHealth, ports.dnsReady)),
-	}
-	for path, data := range files {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			return err
-		}
-	}
 	images, err := o.NodeImages(ctx)
 	if err != nil {
 		return fmt.Errorf("node images: %w", err)
 	}
-	// The nodes start side by side: each waits mostly on its own containerd (the
-	// images' unpacking) and its kubelet's first status, so a second node adds little.
 	errs := make([]error, len(n.members))
 	var wg sync.WaitGroup
 	for i, m := range n.members {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = c.startMember(ctx, o, cs, m, images)
+			errs[i] = c.startRuntime(ctx, o, m, images)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-
-	if _, err := c.launch(ctx, o, kubeProxyComponent, []string{"--config=" + n.paths.config("kube-proxy.yaml")}, "",
-		httpOK(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(ports.proxyHealthz)+"/healthz")); err != nil {
-		return err
-	}
-	if err := ensureClusterDNS(ctx, cs); err != nil {
-		return err
-	}
-	if _, err := c.launch(ctx, o, corednsComponent, []string{"-conf", n.paths.config("Corefile")},
-		", "+DNSServiceIP+" answers", dnsAnswers); err != nil {
-		return err
-	}
-	return setSimulatedTaints(ctx, cs, o.Nodes, true)
+	return errors.Join(errs...)
 }
 
-// startMember writes one node's configuration, starts its containerd, loads the images
-// and starts its kubelet, returning once the node is Ready.
-func (c *Cluster) startMember(ctx context.Context, o Options, cs kubernetes.Interface, m member, images []string) error {
+// startRuntime writes one node's runtime configuration, starts its containerd and
+// stores the images in it.
+func (c *Cluster) startRuntime(ctx context.Context, o Options, m member, images []string) error {
 	cni, err := cniConfig(m)
 	if err != nil {
 		return err
@@ -155,7 +161,6 @@ func (c *Cluster) startMember(ctx context.Context, o Options, cs kubernetes.Inte
 	files := map[string][]byte{
 		m.paths.config("containerd.toml"):                     []byte(containerdConfig(m.paths)),
 		filepath.Join(m.paths.cniConf, "10-mooring.conflist"): cni,
-		m.paths.config("kubelet.yaml"):                        []byte(kubeletConfig(m)),
 		// Pods with dnsPolicy Default get this: no nameserver outside the machine.
 		m.paths.config("resolv.conf"): nil,
 	}
@@ -178,10 +183,66 @@ func (c *Cluster) startMember(ctx context.Context, o Options, cs kubernetes.Inte
 			return err
 		}
 	}
-	fmt.Fprintf(o.Out, "localcluster: %d images loaded into node %s (%s)\n", len(images), m.name, since(t0))
-	_, err = c.launchPath(ctx, filepath.Join(o.BinDir, kubeletComponent), m.component(kubeletComponent),
-		kubeletArgs(m, c.layout.componentKubeconfig(m.component(kubeletComponent))), ", node "+m.name+" Ready", realNodeReady(cs, m.name))
-	return err
+	fmt.Fprintf(o.Out, "localcluster: %d images stored in node %s (%s)\n", len(images), m.name, since(t0))
+	return nil
+}
+
+// startRealNode waits for the nodes' containerds (startRuntimes), starts their kubelets
+// side by side, then kube-proxy and CoreDNS, which serve them all, and moves ordinary
+// workloads off the simulated nodes.
+func (c *Cluster) startRealNode(ctx context.Context, o Options, cs kubernetes.Interface) error {
+	n, l := c.node, c.layout
+	t0 := time.Now()
+	select {
+	case <-c.runtimes:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if c.runtimesErr != nil {
+		return c.runtimesErr
+	}
+	fmt.Fprintf(o.Out, "localcluster: the real nodes' containerds ready (waited %s)\n", since(t0))
+	files := map[string][]byte{
+		n.paths.config("kube-proxy.yaml"): []byte(kubeProxyConfig(l.componentKubeconfig(kubeProxyComponent),
+			n.ports.proxyHealthz, n.ports.proxyMetrics)),
+		n.paths.config("Corefile"): []byte(corefile(l.componentKubeconfig(corednsComponent), n.ports.dnsHealth, n.ports.dnsReady)),
+	}
+	for _, m := range n.members {
+		files[m.paths.config("kubelet.yaml")] = []byte(kubeletConfig(m, n.kubeletPKI[m.name]))
+	}
+	for path, data := range files {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(n.members))
+	var wg sync.WaitGroup
+	for i, m := range n.members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kubeconfig := l.componentKubeconfig(m.component(kubeletComponent))
+			_, errs[i] = c.launchPath(ctx, filepath.Join(o.BinDir, kubeletComponent), m.component(kubeletComponent),
+				kubeletArgs(m, kubeconfig), ", node "+m.name+" Ready", realNodeReady(cs, m.name))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+
+	if _, err := c.launch(ctx, o, kubeProxyComponent, []string{"--config=" + n.paths.config("kube-proxy.yaml")}, "",
+		httpOK(http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(n.ports.proxyHealthz)+"/healthz")); err != nil {
+		return err
+	}
+	if err := ensureClusterDNS(ctx, cs); err != nil {
+		return err
+	}
+	if _, err := c.launch(ctx, o, corednsComponent, []string{"-conf", n.paths.config("Corefile")},
+		", "+DNSServiceIP+" answers", dnsAnswers); err != nil {
+		return err
+	}
+	return setSimulatedTaints(ctx, cs, o.Nodes, true)
 }
 
 // containerdAnswers holds once containerd serves its API on the node's socket.
