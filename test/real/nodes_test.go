@@ -414,7 +414,7 @@ func TestNodeLossKeepsServing(t *testing.T) {
 	testutil.Eventually(t, 2*time.Minute, "both pods in the Service's endpoints again", func() error {
 		ready, err := readyEndpoints(ctx, ns, "survivor")
 		if err != nil || len(ready) != 2 {
-			return fmt.Errorf("ready endpoints %v (%v)", ready, err)
+			return fmt.Errorf("ready endpoints %v (%w)", ready, err)
 		}
 		return nil
 	})
