@@ -186,13 +186,16 @@ metrics-doc: tools ## Regenerate docs/metrics.md from the registry of an operato
 
 ##@ Run
 
+# REAL_NODES is how many real nodes (kubelet and containerd) the local cluster gets: 0 to 4.
+REAL_NODES ?= 1
+
 .PHONY: run
 run: tools build ## Run Mooring in the foreground: on a local cluster, or on $KUBECONFIG's cluster when set.
-	bin/mooring-dev run
+	bin/mooring-dev run --real-nodes $(REAL_NODES)
 
 .PHONY: dev-up
 dev-up: tools build ## Like run, in the background; returns when the operator is ready.
-	bin/mooring-dev up
+	bin/mooring-dev up --real-nodes $(REAL_NODES)
 
 .PHONY: dev-down
 dev-down: ## Stop what dev-up started.

@@ -51,7 +51,7 @@ func up(ctx context.Context, cfg config) error {
 	}
 	cmd := exec.Command(self, "run", "--detached",
 		"--state", cfg.state, "--operator", cfg.operator, "--portal", cfg.portal, "--samples", cfg.samples, "--root", cfg.root,
-		"--bin-dir", cfg.binDir, "--nodes", strconv.Itoa(cfg.nodes), "--real-node", cfg.realNode,
+		"--bin-dir", cfg.binDir, "--nodes", strconv.Itoa(cfg.nodes), "--real-node", cfg.realNode, "--real-nodes", strconv.Itoa(cfg.realNodes),
 		"--restart-delay", cfg.restartDelay.String(), "--restart-max-delay", cfg.restartMaxDelay.String())
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// A new session: no controlling terminal, so closing the terminal or Ctrl-C in it

@@ -32,20 +32,20 @@ type supervisor interface {
 	Restart(ctx context.Context, name string) (time.Duration, error)
 }
 
-// nodeFaults are the faults of the real node that need the process owning it (the
-// kubelet is its child): localcluster.Cluster's NodeStop and NodeStart.
+// nodeFaults are the faults of the real nodes that need the process owning them (the
+// kubelets are its children): localcluster.Cluster's NodeStop and NodeStart.
 type nodeFaults interface {
-	NodeStop(ctx context.Context) error
-	NodeStart(ctx context.Context) error
+	NodeStop(ctx context.Context, node string) error
+	NodeStart(ctx context.Context, node string) error
 }
 
 // controlHandler answers GET /status with the components as JSON and POST
 // /restart/<component> once the component is ready again; an unknown name is a 404
-// listing the valid ones. POST /fault/node-stop and /fault/node-start stop and start the
-// real node (node is nil when the run has none).
+// listing the valid ones. POST /fault/node-stop/<node> and /fault/node-start/<node> stop
+// and start a real node (node is nil when the run has none).
 func controlHandler(sup supervisor, node nodeFaults) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /fault/{fault}", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /fault/{fault}/{node}", func(w http.ResponseWriter, r *http.Request) {
 		if node == nil {
 			http.Error(w, "this run has no real node (see mooring-dev run --real-node)", http.StatusConflict)
 			return
@@ -53,9 +53,9 @@ func controlHandler(sup supervisor, node nodeFaults) http.Handler {
 		var err error
 		switch f := r.PathValue("fault"); f {
 		case "node-stop":
-			err = node.NodeStop(r.Context())
+			err = node.NodeStop(r.Context(), r.PathValue("node"))
 		case "node-start":
-			err = node.NodeStart(r.Context())
+			err = node.NodeStart(r.Context(), r.PathValue("node"))
 		default:
 			http.Error(w, fmt.Sprintf("no node fault %q; node-stop or node-start", f), http.StatusNotFound)
 			return
@@ -64,7 +64,7 @@ func controlHandler(sup supervisor, node nodeFaults) http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		fmt.Fprintf(w, "%s done\n", r.PathValue("fault"))
+		fmt.Fprintf(w, "%s %s done\n", r.PathValue("fault"), r.PathValue("node"))
 	})
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

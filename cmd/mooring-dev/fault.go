@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"k8s.io/client-go/kubernetes"
@@ -18,29 +19,33 @@ const faultUsage = `mooring-dev fault node-stop [NODE] | node-start [NODE] | par
 // faultArgs are the operands each fault takes after its name.
 var faultArgs = map[string]int{"node-stop": 0, "node-start": 0, "partition": 1, "heal": 1, "kill": 2}
 
-// faultCommand causes a fault on the running cluster's real node, or undoes one (see
+// faultCommand causes a fault on the running cluster's real nodes, or undoes one (see
 // localcluster's faults.go). node-stop and node-start are done by the run, which owns
-// the kubelet; the others act on a pod directly.
+// the kubelets; the others act on a pod directly, on whichever real node it is.
 func faultCommand(ctx context.Context, cfg config, args []string, out io.Writer) error {
 	n, ok := faultArgs[args[0]]
 	nodeFault := args[0] == "node-stop" || args[0] == "node-start"
-	// A node fault may name its node, as it would on a cluster of several; the local
-	// cluster has one real node, and any other name changes nothing.
-	if nodeFault && len(args) == 2 {
-		if args[1] != localcluster.RealNodeName {
-			return fmt.Errorf("%s: no real node %q: the local cluster's real node is %s", args[0], args[1], localcluster.RealNodeName)
-		}
-		args = args[:1]
-	}
-	if !ok || len(args)-1 != n {
-		return fmt.Errorf("usage: %s", faultUsage)
-	}
+	// A node fault names its node; without a name it is the first, RealNodeName. A name
+	// no local cluster's real node can have is refused here; one this run does not have
+	// (mooring-real-3 of a cluster of two) is refused by the run, naming its nodes.
 	if nodeFault {
+		node := localcluster.RealNodeName
+		if len(args) == 2 {
+			node = args[1]
+		}
+		possible := localcluster.RealNodeNames(localcluster.MaxRealNodes)
+		if !slices.Contains(possible, node) {
+			return fmt.Errorf("%s: no real node %q: the local cluster's real nodes are %s (as many as it has, see --real-nodes)",
+				args[0], node, strings.Join(possible, ", "))
+		}
 		client, err := controlClient(cfg.state)
 		if err != nil {
 			return err
 		}
-		return post(ctx, client, "/fault/"+args[0], out)
+		return post(ctx, client, "/fault/"+args[0]+"/"+node, out)
+	}
+	if !ok || len(args)-1 != n {
+		return fmt.Errorf("usage: %s", faultUsage)
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", filepath.Join(cfg.state, "kubeconfig"))
 	if err != nil {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mooringhq/mooring/internal/localcluster"
 )
 
-// imageCommand loads images into the running real node, or lists its images. The node
+// imageCommand loads images into every running real node, or lists its images. The node
 // pulls from no registry, so this is how an image that is not built in gets there.
 func imageCommand(ctx context.Context, args []string, out io.Writer) error {
 	switch args[0] {
@@ -29,11 +30,20 @@ func imageCommand(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("usage: %s", localcluster.ImageLoadCommand)
 		}
 		for _, archive := range args[1:] {
-			if err := localcluster.LoadImage(ctx, archive); err != nil {
+			nodes, err := localcluster.LoadImage(ctx, archive)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "mooring-dev: loaded %s into node %s\n", archive, localcluster.RealNodeName)
+			fmt.Fprintf(out, "mooring-dev: loaded %s into %s\n", archive, nodeList(nodes))
 		}
 		return nil
 	}
+}
+
+// nodeList is "node a" or "nodes a, b".
+func nodeList(nodes []string) string {
+	if len(nodes) == 1 {
+		return "node " + nodes[0]
+	}
+	return "nodes " + strings.Join(nodes, ", ")
 }

@@ -7,9 +7,9 @@
 //	mooring-dev clean  down, then delete the state directory
 //	mooring-dev restart <component>  restart one component of the running cluster
 //	mooring-dev status  each component of the running cluster: state, pid, restarts
-//	mooring-dev image load <archive>...  import images into the running real node
-//	mooring-dev image list  the images the running real node has
-//	mooring-dev fault ...  faults of the real node: node-stop, node-start, partition, heal, kill
+//	mooring-dev image load <archive>...  import images into every running real node
+//	mooring-dev image list  the images the running real nodes have
+//	mooring-dev fault ...  faults of the real nodes: node-stop, node-start, partition, heal, kill
 //	mooring-dev version  print the version (also --version)
 //
 // The cluster comes from internal/localcluster, unless KUBECONFIG is set and
@@ -41,8 +41,10 @@ type config struct {
 	binDir   string
 	nodes    int
 	realNode string
-	timeout  time.Duration
-	detached bool // set by "up" on the background "run" it starts
+	// realNodes is --real-nodes: how many real nodes (0: none).
+	realNodes int
+	timeout   time.Duration
+	detached  bool // set by "up" on the background "run" it starts
 	// restartDelay and restartMaxDelay are the supervisor's backoff; a zero delay turns
 	// restarts off, so the first component to die stops everything.
 	restartDelay, restartMaxDelay time.Duration
@@ -61,13 +63,13 @@ const usage = `usage: mooring-dev <run|up|down|clean|restart|status|image|fault|
          portal, kube-apiserver (an unknown name lists them); the others keep running
   status each component of the running cluster: state, pid, restarts, last exit, log
   image load <archive>...
-         import image archives (docker save, OCI layout tars, make image) into the running real node
+         import image archives (docker save, OCI layout tars, make image) into every running real node
   image list
-         the images the running real node has
+         the images the running real nodes have
   fault node-stop [NODE] | node-start [NODE] | partition [NS/]POD | heal [NS/]POD | kill [NS/]POD CONTAINER
-         the real node dies as a machine does (kubelet killed, containers frozen,
-         packets dropped) and comes back; a pod is cut off the network and healed; a
-         container's process is killed
+         a real node (mooring-real when not named) dies as a machine does (kubelet
+         killed, containers frozen, packets dropped) and comes back; a pod is cut off
+         the network and healed; a container's process is killed
   version  print the version (also --version)
 
 A component that exits on its own is restarted after 1s, doubling to 30s while it
@@ -151,7 +153,8 @@ func newFlagSet(name string, cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.root, "root", ".", "repository root: CRDs from config/crd/bases, webhook configurations from config/webhook")
 	fs.StringVar(&cfg.binDir, "bin-dir", "bin/k8s", "control-plane binaries and kubectl (hack/tools/build.sh)")
 	fs.IntVar(&cfg.nodes, "nodes", 3, "simulated nodes in the local cluster")
-	fs.StringVar(&cfg.realNode, "real-node", "auto", "a node with a real kubelet and containerd beside the simulated ones: auto (when the machine allows it), on or off")
+	fs.StringVar(&cfg.realNode, "real-node", "auto", "real nodes (a kubelet and containerd each) beside the simulated ones: auto (when the machine allows it), on or off")
+	fs.IntVar(&cfg.realNodes, "real-nodes", 1, fmt.Sprintf("how many real nodes: mooring-real, mooring-real-2, ...; 0: none; at most %d", localcluster.MaxRealNodes))
 	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "how long up waits for the operator to be ready")
 	fs.DurationVar(&cfg.restartDelay, "restart-delay", localcluster.DefaultBackoff.Initial,
 		"wait before restarting a component that exited; doubles while it keeps failing; 0: no restarts, the first exit stops everything")

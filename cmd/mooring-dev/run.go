@@ -92,13 +92,13 @@ func run(parent context.Context, cfg config) (err error) {
 			return err
 		}
 	} else {
-		realNode, err := realNodeMode(cfg.realNode)
+		realNode, realNodes, err := realNodeMode(cfg.realNode, cfg.realNodes)
 		if err != nil {
 			return err
 		}
 		c, err := localcluster.Start(ctx, localcluster.Options{
 			BinDir: cfg.binDir, StateDir: cfg.state, Nodes: cfg.nodes, Out: out,
-			RealNode: realNode, NodeImages: nodeImages(cfg, out), Supervisor: sup,
+			RealNode: realNode, RealNodes: realNodes, NodeImages: nodeImages(cfg, out), Supervisor: sup,
 		})
 		if err != nil {
 			return interrupted(err)
@@ -321,17 +321,28 @@ func externalConfig() (*rest.Config, error) {
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
 
-// realNodeMode reads --real-node.
-func realNodeMode(s string) (localcluster.RealNode, error) {
+// realNodeMode reads --real-node and --real-nodes: --real-nodes 0 is --real-node off,
+// and more than the machine runs is refused with the reason.
+func realNodeMode(s string, n int) (localcluster.RealNode, int, error) {
+	if n < 0 || n > localcluster.MaxRealNodes {
+		return "", 0, fmt.Errorf("--real-nodes is %d; want 0 (none) to %d: each real node is a containerd and a kubelet with a pod range of its own, and more would crowd the machine",
+			n, localcluster.MaxRealNodes)
+	}
+	var mode localcluster.RealNode
 	switch s {
 	case "auto":
-		return localcluster.RealNodeAuto, nil
+		mode = localcluster.RealNodeAuto
 	case "on":
-		return localcluster.RealNodeOn, nil
+		mode = localcluster.RealNodeOn
 	case "off":
-		return localcluster.RealNodeOff, nil
+		mode = localcluster.RealNodeOff
+	default:
+		return "", 0, fmt.Errorf("--real-node is %q; want auto, on or off", s)
 	}
-	return "", fmt.Errorf("--real-node is %q; want auto, on or off", s)
+	if n == 0 {
+		mode = localcluster.RealNodeOff
+	}
+	return mode, n, nil
 }
 
 // nodeImages are the images the real node gets: the pause image and the stand-ins the

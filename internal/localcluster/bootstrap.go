@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 )
 
 // StorageClassName is the default StorageClass of a local cluster. Its provisioner is
@@ -18,12 +19,17 @@ import (
 const StorageClassName = "standard"
 
 // ensureStorageClass creates the default StorageClass so PVCs without a class bind.
-// Immediate binding matters: with WaitForFirstConsumer the volume would wait for a
-// kubelet that does not exist. A class kept from a state directory of an earlier version
-// (the controller-manager's hostPath provisioner) is replaced: a class's provisioner
-// cannot be changed in place, and claims refer to it by name only.
-func ensureStorageClass(ctx context.Context, cs kubernetes.Interface) error {
-	immediate := storagev1.VolumeBindingImmediate
+// With real nodes (local) it waits for the first consumer: a volume belongs to the node
+// its first pod is scheduled on (volumes.go). Without them binding is immediate, and the
+// simulated nodes' volumes belong to no node. A class kept from a state directory of an
+// earlier version (the controller-manager's hostPath provisioner) or of the other mode
+// is replaced: a class's provisioner and binding mode cannot be changed in place, and
+// claims refer to it by name only.
+func ensureStorageClass(ctx context.Context, cs kubernetes.Interface, local bool) error {
+	binding := storagev1.VolumeBindingImmediate
+	if local {
+		binding = storagev1.VolumeBindingWaitForFirstConsumer
+	}
 	reclaim := corev1.PersistentVolumeReclaimDelete
 	sc := &storagev1.StorageClass{
 		ObjectMeta: metav1.ObjectMeta{
@@ -32,16 +38,17 @@ func ensureStorageClass(ctx context.Context, cs kubernetes.Interface) error {
 		},
 		Provisioner:       VolumeProvisioner,
 		ReclaimPolicy:     &reclaim,
-		VolumeBindingMode: &immediate,
+		VolumeBindingMode: &binding,
 	}
 	old, err := cs.StorageV1().StorageClasses().Get(ctx, StorageClassName, metav1.GetOptions{})
 	switch {
-	case err == nil && old.Provisioner == VolumeProvisioner:
+	case err == nil && old.Provisioner == VolumeProvisioner && ptr.Deref(old.VolumeBindingMode, "") == binding:
 		return nil
 	case err == nil:
 		if err := cs.StorageV1().StorageClasses().Delete(ctx, StorageClassName, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &old.UID}}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("replace StorageClass %s of provisioner %s: %w", StorageClassName, old.Provisioner, err)
+			return fmt.Errorf("replace StorageClass %s of provisioner %s, binding %s: %w", StorageClassName, old.Provisioner,
+				ptr.Deref(old.VolumeBindingMode, ""), err)
 		}
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("get StorageClass %s: %w", StorageClassName, err)

@@ -37,11 +37,17 @@ type Cluster struct {
 	layout layout
 	// sup watches the components (Options.Supervisor, or one that never restarts);
 	// units are this cluster's, in start order.
-	sup   *Supervisor
-	units []*unit
-	// node is the real node, nil when the cluster runs on simulated nodes only.
+	sup *Supervisor
+	// unitsMu guards units: the real nodes' components start side by side.
+	unitsMu sync.Mutex
+	units   []*unit
+	// node is the real nodes, nil when the cluster runs on simulated nodes only.
 	node        *realNode
 	nodeStopped bool
+	// runtimes is closed once the real nodes' containerds have started and have the
+	// images, or failed to (runtimesErr): they start beside the control plane.
+	runtimes    chan struct{}
+	runtimesErr error
 	// volumes provisions the default StorageClass's volumes.
 	volumes *volumeProvisioner
 
@@ -75,6 +81,9 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	fmt.Fprintf(o.Out, "localcluster: starting in %s (logs in %s)\n", o.StateDir, c.layout.logs)
 	if err := c.takeRealNode(ctx, o); err != nil {
 		return nil, fmt.Errorf("localcluster: real node: %w", err)
+	}
+	if c.node != nil {
+		c.startRuntimes(ctx, o)
 	}
 	if err := c.start(ctx, o); err != nil {
 		_ = c.Stop()
@@ -177,7 +186,7 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	}
 	// Nodes and the StorageClass exist before the controllers start, so they act on
 	// them from their first sync.
-	if err := ensureStorageClass(ctx, cs); err != nil {
+	if err := ensureStorageClass(ctx, cs, c.node != nil); err != nil {
 		return apiserver.failure(err)
 	}
 	// Endpoints are deprecated, which the API server says on every request for them;
@@ -187,17 +196,17 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	if err := alignKubernetesEndpoints(ctx, kubernetes.NewForConfigOrDie(quiet), int32(l.apiserver)); err != nil {
 		return apiserver.failure(fmt.Errorf("point the kubernetes Service at port %d: %w", l.apiserver, err))
 	}
-	node := ""
-	if c.node != nil {
-		node = RealNodeName
-	}
-	if c.volumes, err = startVolumes(cs, l.state, node, o.Out); err != nil {
+	if c.volumes, err = startVolumes(cs, l.state, c.node != nil, o.Out); err != nil {
 		return err
 	}
 	if err := ensureNodes(ctx, cs, o.Nodes); err != nil {
 		return apiserver.failure(err)
 	}
-	kcm, err := c.launch(ctx, o, controllerManager, controllerManagerArgs(*l, saKey), "",
+	kcmArgs, kwokLease := controllerManagerArgs(*l, saKey), 40
+	if c.node != nil {
+		kcmArgs, kwokLease = append(kcmArgs, nodeLifecycleArgs()...), nodeLeaseSeconds
+	}
+	kcm, err := c.launch(ctx, o, controllerManager, kcmArgs, "",
 		httpOK(probe, "https://127.0.0.1:"+strconv.Itoa(l.controllerManager)+"/healthz"))
 	if err != nil {
 		return err
@@ -220,7 +229,7 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 		return nodesReady(cs, o.Nodes, time.Now().Add(-time.Second)), nil
 	}
 	if _, err := c.launchUnit(ctx, launchSpec{path: filepath.Join(o.BinDir, kwokController), name: kwokController,
-		args: kwokArgs(*l), env: kwokEnv(*l), note: fmt.Sprintf(", %d nodes Ready", o.Nodes),
+		args: kwokArgs(*l, kwokLease), env: kwokEnv(*l), note: fmt.Sprintf(", %d nodes Ready", o.Nodes),
 		ready: nodesReady(cs, o.Nodes, kwokStart), prepare: kwokAgain}); err != nil {
 		return err
 	}
@@ -262,6 +271,15 @@ func (c *Cluster) takeRealNode(ctx context.Context, o Options) error {
 // HasRealNode reports whether the cluster runs a real node (RealNodeName).
 func (c *Cluster) HasRealNode() bool { return c.node != nil }
 
+// RealNodes are the names of the cluster's real nodes, RealNodeName first; none when it
+// runs on simulated nodes only.
+func (c *Cluster) RealNodes() []string {
+	if c.node == nil {
+		return nil
+	}
+	return RealNodeNames(len(c.node.members))
+}
+
 // launch starts a component, has the supervisor watch it for unexpected exits and
 // waits until ready holds, then prints a progress line with the time it took.
 func (c *Cluster) launch(ctx context.Context, o Options, name string, args []string, note string, ready check) (*process, error) {
@@ -290,7 +308,9 @@ func (c *Cluster) launchUnit(ctx context.Context, s launchSpec) (*process, error
 	if err := c.sup.register(u); err != nil {
 		return nil, err
 	}
+	c.unitsMu.Lock()
 	c.units = append(c.units, u)
+	c.unitsMu.Unlock()
 	p, err := u.start(ctx, true)
 	if err != nil {
 		return nil, err
@@ -308,11 +328,14 @@ func (c *Cluster) Exited() <-chan error { return c.sup.Exited() }
 // Supervisor is the Supervisor watching the cluster's components.
 func (c *Cluster) Supervisor() *Supervisor { return c.sup }
 
-// Stop stops the components in reverse start order: SIGTERM, then SIGKILL after a
-// grace period. It waits for every process to exit, so their ports are free when it
-// returns. It is safe to call more than once.
+// Stop stops the real nodes' components, then the control plane's, each in reverse
+// start order: SIGTERM, then SIGKILL after a grace period. It waits for every process to
+// exit, so their ports are free when it returns. It is safe to call more than once.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
+		if c.runtimes != nil {
+			<-c.runtimes // a start that failed may still be starting them
+		}
 		c.volumes.shutdown()
 		if len(c.units) == 0 {
 			c.stopErr = c.stopRealNode()
@@ -325,21 +348,28 @@ func (c *Cluster) Stop() error {
 			u.hold()
 		}
 		var errs []error
-		for i := len(c.units) - 1; i >= 0; i-- {
-			u := c.units[i]
+		order := stopOrder(c.units)
+		lastContainerd := -1
+		for i, u := range order {
+			if isComponent(u.name, containerdComponent) {
+				lastContainerd = i
+			}
+		}
+		for i, u := range order {
 			killed, err := u.stop()
 			if err != nil {
 				errs = append(errs, err)
 			} else if killed {
 				fmt.Fprintf(c.out, "localcluster: %s ignored SIGTERM for %s, killed\n", u.name, stopGrace)
 			}
-			// The containers outlive containerd; they go before the control plane, or
+			// The containers outlive containerd; once every node's containerd is stopped,
+			// every node's containers go, before the control plane, or
 			// their open watches would hold the API server's shutdown up. The network
 			// stays until the end: the API server listens on the bridge's address and
 			// talks to itself there while it shuts down (without it, those requests
 			// wander off towards the default route and the shutdown waits out its
 			// timeouts: 38s instead of seconds).
-			if u.name == containerdComponent && c.node != nil {
+			if i == lastContainerd && c.node != nil {
 				errs = append(errs, removeNodeState(c.node.paths))
 			}
 		}
@@ -350,6 +380,21 @@ func (c *Cluster) Stop() error {
 		}
 	})
 	return c.stopErr
+}
+
+// stopOrder is the order Stop stops units in: the real nodes' components first, then
+// the control plane's, each in reverse start order. The nodes' containerds start beside
+// the control plane, so start order alone would stop them after it.
+func stopOrder(units []*unit) []*unit {
+	var node, rest []*unit
+	for i := len(units) - 1; i >= 0; i-- {
+		if isNodeComponent(units[i].name) {
+			node = append(node, units[i])
+		} else {
+			rest = append(rest, units[i])
+		}
+	}
+	return append(node, rest...)
 }
 
 // since formats the time since t for progress lines, e.g. "1.2s".

@@ -106,7 +106,8 @@ func schedulerArgs(l layout) []string {
 	}
 }
 
-func kwokArgs(l layout) []string {
+// kwokArgs are kwok's flags; leaseSeconds is its nodes' lease duration.
+func kwokArgs(l layout, leaseSeconds int) []string {
 	return []string{
 		"--kubeconfig=" + l.componentKubeconfig(kwokController),
 		"--config=" + l.kwokConfig(),
@@ -118,7 +119,8 @@ func kwokArgs(l layout) []string {
 		// defaults to 0). Without leases the node lifecycle controller marks every node
 		// NotReady after its grace period and every pod unready with it, and the
 		// heartbeat-with-lease stage refreshes the node status only every ~10 minutes.
-		"--node-lease-duration-seconds=40",
+		// 40 s by default; nodeLeaseSeconds with real nodes (nodeLifecycleArgs).
+		"--node-lease-duration-seconds=" + strconv.Itoa(leaseSeconds),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// Faults the tests (and `mooring-dev fault`) cause on the real node, each undone by its
+// Faults the tests (and `mooring-dev fault`) cause on the real nodes, each undone by its
 // pair: a node that dies as a machine does (NodeStop, NodeStart), a pod cut off the
 // network (Partition, Heal), a container's process killed (KillContainer). Packets are
 // dropped, not refused: a peer sees silence, as with a dead machine or a cut cable.
@@ -29,7 +30,7 @@ import (
 const faultChain = "MOORING-FAULTS"
 
 // ContainerPID returns the PID on this machine of the main process of a container of a
-// pod on the real node, found through the node's containerd.
+// pod on a real node, found through that node's containerd.
 func ContainerPID(ctx context.Context, cs kubernetes.Interface, namespace, pod, container string) (int, error) {
 	p, err := cs.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -49,15 +50,12 @@ func ContainerPID(ctx context.Context, cs kubernetes.Interface, namespace, pod, 
 	if !slices.Contains(names, container) {
 		return 0, fmt.Errorf("pod %s/%s has no container %q; it has %s", namespace, pod, container, strings.Join(names, ", "))
 	}
-	if p.Spec.NodeName != RealNodeName {
-		return 0, fmt.Errorf("pod %s/%s runs on %s, not on the real node %s", namespace, pod, p.Spec.NodeName, RealNodeName)
+	socket, err := podNodeSocket(p)
+	if err != nil {
+		return 0, err
 	}
 	if id == "" {
 		return 0, fmt.Errorf("container %s of pod %s/%s has not started", container, namespace, pod)
-	}
-	socket, err := runningNodeSocket()
-	if err != nil {
-		return 0, err
 	}
 	out, err := exec.CommandContext(ctx, "ctr", "--address", socket, "-n", "k8s.io", "tasks", "ls").CombinedOutput()
 	if err != nil {
@@ -70,7 +68,7 @@ func ContainerPID(ctx context.Context, cs kubernetes.Interface, namespace, pod, 
 	return strconv.Atoi(m[1])
 }
 
-// KillContainer kills the main process of a container of a pod on the real node with
+// KillContainer kills the main process of a container of a pod on a real node with
 // SIGKILL, as a crash or the OOM killer ends it; the kubelet restarts it per the pod's
 // restart policy. It returns the PID it killed.
 func KillContainer(ctx context.Context, cs kubernetes.Interface, namespace, pod, container string) (int, error) {
@@ -84,7 +82,7 @@ func KillContainer(ctx context.Context, cs kubernetes.Interface, namespace, pod,
 	return pid, nil
 }
 
-// Partition cuts a pod on the real node off the network while it keeps running: every
+// Partition cuts a pod on a real node off the network while it keeps running: every
 // packet to or from its address is dropped, to and from the API server and CoreDNS (the
 // host) and every other pod, also through a Service. Heal undoes it.
 func Partition(ctx context.Context, cs kubernetes.Interface, namespace, pod string) error {
@@ -120,16 +118,28 @@ func podIP(ctx context.Context, cs kubernetes.Interface, namespace, pod string) 
 	if err != nil {
 		return "", err
 	}
-	if p.Spec.NodeName != RealNodeName {
-		return "", fmt.Errorf("pod %s/%s runs on %s, not on the real node %s", namespace, pod, p.Spec.NodeName, RealNodeName)
+	if _, err := podNodeSocket(p); err != nil {
+		return "", err
 	}
 	if p.Status.PodIP == "" || p.Spec.HostNetwork {
 		return "", fmt.Errorf("pod %s/%s has no address of its own on the pod network", namespace, pod)
 	}
-	if _, err := runningNodeSocket(); err != nil {
+	return p.Status.PodIP, nil
+}
+
+// podNodeSocket is the containerd socket of the running real node a pod is on, or an
+// error saying the pod is not on one.
+func podNodeSocket(p *corev1.Pod) (string, error) {
+	sockets, err := runningNodeSockets()
+	if err != nil {
 		return "", err
 	}
-	return p.Status.PodIP, nil
+	socket, ok := sockets[p.Spec.NodeName]
+	if !ok {
+		names := slices.Sorted(maps.Keys(sockets))
+		return "", fmt.Errorf("pod %s/%s runs on %s, not on a real node (%s)", p.Namespace, p.Name, p.Spec.NodeName, strings.Join(names, ", "))
+	}
+	return socket, nil
 }
 
 func dropRules(addr string) [][]string {
@@ -144,52 +154,75 @@ func deleteRules(ctx context.Context, rules [][]string) error {
 	return nil
 }
 
-// nodeStopRules drop every packet from or to the pod subnet except the host's own on its
-// bridge address: the control plane (the API server listens on nodeIP) lives on; only
-// the node's pods go silent.
-func nodeStopRules() [][]string {
+// nodeStopRules drop every packet from or to a node's pod subnet except those to the
+// host's address in it (the first node's is where the API server and CoreDNS listen,
+// which pods of the other nodes still reach) and the host's own to elsewhere (the API
+// server's to the other nodes' pods): the control plane lives on; only the node's pods
+// go silent, to the host too.
+func nodeStopRules(m member) [][]string {
 	return [][]string{
-		{"-s", nodeIP, "-d", nodeIP, "-j", "RETURN"},
-		{"-s", podSubnet, "-j", "DROP"},
-		{"-d", podSubnet, "-j", "DROP"},
+		{"-d", m.ip, "-j", "RETURN"},
+		{"-s", m.ip, "!", "-d", m.podSubnet, "-j", "RETURN"},
+		{"-s", m.podSubnet, "-j", "DROP"},
+		{"-d", m.podSubnet, "-j", "DROP"},
 	}
 }
 
-// freezerState is the real node's cgroup v1 freezer file: writing FROZEN freezes every
-// container of the node at once (their cgroups are below cgroupRoot).
-func freezerState() string { return filepath.Join(cgroupFS, "freezer", cgroupRoot, "freezer.state") }
+// freezerState is a node's cgroup v1 freezer file: writing FROZEN freezes every
+// container of the node at once (their cgroups are below the node's).
+func freezerState(m member) string {
+	return filepath.Join(cgroupFS, "freezer", m.cgroupRoot(), "freezer.state")
+}
 
-// NodeStop makes the real node die as a machine does, without a word to anyone: its
+// NodeStop makes a real node die as a machine does, without a word to anyone: its
 // kubelet stops (no status, no lease renewal: the control plane marks the node NotReady
 // after its grace period), its containers are frozen, and every packet to or from its
-// pods is dropped. NodeStart undoes all of it.
-func (c *Cluster) NodeStop(ctx context.Context) error {
-	if c.node == nil {
-		return errors.New("localcluster: this cluster has no real node")
+// pods is dropped. NodeStart undoes all of it. A name that is not one of the cluster's
+// real nodes is refused, naming them, and nothing changes.
+func (c *Cluster) NodeStop(ctx context.Context, node string) error {
+	m, err := c.realMember(node)
+	if err != nil {
+		return err
 	}
-	for _, r := range nodeStopRules() {
+	for _, r := range nodeStopRules(m) {
+		if quiet(ctx, append([]string{"iptables", "-w", "-C", faultChain}, r...)...) == nil {
+			continue // stopped already
+		}
 		if err := run(ctx, append([]string{"iptables", "-w", "-A", faultChain}, r...)...); err != nil {
 			return err
 		}
 	}
-	if err := os.WriteFile(freezerState(), []byte("FROZEN"), 0o644); err != nil {
-		return fmt.Errorf("freeze the node's containers: %w", err)
+	if err := os.WriteFile(freezerState(m), []byte("FROZEN"), 0o644); err != nil {
+		return fmt.Errorf("freeze the containers of node %s: %w", m.name, err)
 	}
 	// Stopped with SIGKILL: a kubelet that stops cleanly would say goodbye.
-	return c.killComponent(kubeletComponent)
+	return c.killComponent(m.component(kubeletComponent))
 }
 
 // NodeStart brings a node stopped by NodeStop back: packets flow, the containers thaw,
 // and the kubelet starts again and reports the node Ready.
-func (c *Cluster) NodeStart(ctx context.Context) error {
-	if c.node == nil {
-		return errors.New("localcluster: this cluster has no real node")
-	}
-	if err := deleteRules(ctx, nodeStopRules()); err != nil {
+func (c *Cluster) NodeStart(ctx context.Context, node string) error {
+	m, err := c.realMember(node)
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(freezerState(), []byte("THAWED"), 0o644); err != nil {
-		return fmt.Errorf("thaw the node's containers: %w", err)
+	if err := deleteRules(ctx, nodeStopRules(m)); err != nil {
+		return err
 	}
-	return c.StartComponent(ctx, kubeletComponent)
+	if err := os.WriteFile(freezerState(m), []byte("THAWED"), 0o644); err != nil {
+		return fmt.Errorf("thaw the containers of node %s: %w", m.name, err)
+	}
+	return c.StartComponent(ctx, m.component(kubeletComponent))
+}
+
+// realMember is the cluster's real node of that name.
+func (c *Cluster) realMember(node string) (member, error) {
+	if c.node == nil {
+		return member{}, errors.New("localcluster: this cluster has no real node")
+	}
+	m, err := c.node.member(node)
+	if err != nil {
+		return member{}, fmt.Errorf("localcluster: %w", err)
+	}
+	return m, nil
 }

@@ -35,7 +35,9 @@ func newLayout(state string) layout {
 	}
 }
 
-func (l layout) logFile(component string) string { return filepath.Join(l.logs, component+".log") }
+// logFile has a pointer receiver: the real nodes' components start (and read it) while
+// the control plane's start fills in the ports.
+func (l *layout) logFile(component string) string { return filepath.Join(l.logs, component+".log") }
 
 func (l layout) componentKubeconfig(component string) string {
 	return filepath.Join(l.kubeconfigs, component+".kubeconfig")

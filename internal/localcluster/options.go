@@ -28,6 +28,10 @@ type Options struct {
 	// RealNode adds a node with a real kubelet and container runtime (RealNodeName)
 	// beside the simulated ones; see RealNode's values.
 	RealNode RealNode
+	// RealNodes is how many real nodes a cluster with RealNode gets, RealNodeName and
+	// RealNodeName-2 and so on (RealNodeNames); 0 means 1. More than MaxRealNodes is
+	// refused.
+	RealNodes int
 	// NodeImages returns the image archives to load into the real node's containerd
 	// (which can pull from no registry): at least the pause image, sandboxImage.
 	// Required with a real node.
@@ -64,6 +68,13 @@ func (o Options) complete() (Options, error) {
 	}
 	if o.Nodes == 0 {
 		o.Nodes = 3
+	}
+	if o.RealNodes < 0 || o.RealNodes > MaxRealNodes {
+		return o, fmt.Errorf("localcluster: %d real nodes asked for; one machine runs 1 to %d (each is a containerd and a kubelet with a pod range of its own)",
+			o.RealNodes, MaxRealNodes)
+	}
+	if o.RealNodes == 0 {
+		o.RealNodes = 1
 	}
 	if o.Out == nil {
 		o.Out = io.Discard

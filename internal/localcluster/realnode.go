@@ -153,49 +153,69 @@ func (l *nodeLock) release() {
 	}
 }
 
-// realNode is a running real node: containerd, the kubelet, kube-proxy and CoreDNS
-// (which run as processes of the cluster, like the control plane), the network they
-// share with the pods, and the lock that makes it the machine's only one.
+// realNode is a cluster's running real nodes: per node a containerd and a kubelet
+// (members), and kube-proxy and CoreDNS for all of them (which run as processes of the
+// cluster, like the control plane), the network they share with the pods, and the lock
+// that makes them the machine's only ones. paths are the first node's, inside which every
+// other node's files are.
 type realNode struct {
-	paths      nodePaths
-	lock       *nodeLock
-	kubeProxy  string // binary, for its clean-up mode
-	kubeletPKI kubeletPKI
+	paths     nodePaths
+	members   []member
+	lock      *nodeLock
+	kubeProxy string // binary, for its clean-up mode
+	ports     nodePorts
+	// kubeletPKI are each kubelet's serving files, by node name (writeNodePKI).
+	kubeletPKI map[string]kubeletPKI
 	// registry is where containerd's registry requests go (realnode_registry.go).
 	registry *registryRefusal
 }
 
-// prepareRealNode takes the machine's real node: the lock, the removal of what a killed
+// prepareRealNode takes the machine's real nodes: the lock, the removal of what a killed
 // run left, and the network, which must exist before the API server binds nodeIP.
 func prepareRealNode(ctx context.Context, o Options) (*realNode, error) {
 	lock, err := acquireNodeLock()
 	if err != nil {
 		return nil, err
 	}
-	n := &realNode{paths: newNodePaths(o.StateDir), lock: lock, kubeProxy: filepath.Join(o.BinDir, "kube-proxy")}
+	root := newNodePaths(o.StateDir)
+	n := &realNode{paths: root, members: members(root, o.RealNodes), lock: lock, kubeProxy: filepath.Join(o.BinDir, "kube-proxy")}
 	if err := n.removeLeftovers(ctx); err != nil {
 		lock.release()
 		return nil, fmt.Errorf("remove what an earlier real node left behind: %w", err)
 	}
-	for _, d := range []string{n.paths.run, n.paths.configs, n.paths.cniConf, n.paths.podLogs} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			_ = n.stop(ctx)
-			return nil, err
+	for _, m := range n.members {
+		for _, d := range []string{m.paths.run, m.paths.configs, m.paths.cniConf, m.paths.podLogs} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				_ = n.stop(ctx)
+				return nil, err
+			}
 		}
 	}
 	if err := os.WriteFile(ownerFile(), []byte(n.paths.dir), 0o644); err != nil {
 		_ = n.stop(ctx)
 		return nil, err
 	}
-	if err := networkUp(ctx, n.paths); err != nil {
+	if err := networkUp(ctx, n.paths, n.members); err != nil {
 		_ = n.stop(ctx)
 		return nil, fmt.Errorf("node network: %w", err)
 	}
-	if err := makeCgroupRoot(); err != nil {
+	if err := makeCgroupRoots(n.members); err != nil {
 		_ = n.stop(ctx)
 		return nil, err
 	}
 	return n, nil
+}
+
+// member returns the node of that name, or an error naming the cluster's real nodes.
+func (n *realNode) member(name string) (member, error) {
+	var names []string
+	for _, m := range n.members {
+		if m.name == name {
+			return m, nil
+		}
+		names = append(names, m.name)
+	}
+	return member{}, fmt.Errorf("no real node %q; the real nodes are %s", name, strings.Join(names, ", "))
 }
 
 // removeLeftovers removes a previous node's state: the one this state directory had, and
@@ -223,9 +243,9 @@ func (n *realNode) stop(ctx context.Context) error {
 }
 
 // realNodeReady holds once the real node is Ready and free of the not-ready taint.
-func realNodeReady(cs kubernetes.Interface) check {
+func realNodeReady(cs kubernetes.Interface, name string) check {
 	return func(ctx context.Context) (bool, string) {
-		node, err := cs.CoreV1().Nodes().Get(ctx, RealNodeName, metav1.GetOptions{})
+		node, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -290,16 +310,19 @@ func execCommand(ctx context.Context, argv ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, argv[0], argv[1:]...)
 }
 
-// ports of the node's components on 127.0.0.1 (the kubelet serves pods' logs and exec
-// on nodeIP).
+// ports of the shared node components on 127.0.0.1 (each kubelet's are in its member).
 type nodePorts struct {
-	kubelet, kubeletHealthz, proxyHealthz, proxyMetrics, dnsHealth, dnsReady int
+	proxyHealthz, proxyMetrics, dnsHealth, dnsReady int
 }
 
-func pickNodePorts() (nodePorts, error) {
-	p, err := freePorts(6)
+// pickNodePorts picks the shared ports and each member's kubelet ports.
+func (n *realNode) pickNodePorts() (nodePorts, error) {
+	p, err := freePorts(4 + 2*len(n.members))
 	if err != nil {
 		return nodePorts{}, err
 	}
-	return nodePorts{p[0], p[1], p[2], p[3], p[4], p[5]}, nil
+	for i := range n.members {
+		n.members[i].ports = memberPorts{kubelet: p[4+2*i], kubeletHealthz: p[5+2*i]}
+	}
+	return nodePorts{p[0], p[1], p[2], p[3]}, nil
 }

@@ -283,26 +283,33 @@ func runOutput(ctx context.Context, argv ...string) (string, error) {
 	return string(out), err
 }
 
-// makeCgroupRoot creates cgroupRoot in every cgroup v1 hierarchy (the kubelet refuses a
-// cgroup root that is missing in any), with cpuset's CPUs and memory nodes copied from
-// the parent, which a new cpuset cgroup starts without.
-func makeCgroupRoot() error {
+// makeCgroupRoots creates cgroupRoot, and each node's cgroup below it, in every cgroup
+// v1 hierarchy (the kubelet refuses a cgroup root that is missing in any), with cpuset's
+// CPUs and memory nodes copied from the parent, which a new cpuset cgroup starts without.
+func makeCgroupRoots(nodes []member) error {
 	entries, err := os.ReadDir(cgroupFS)
 	if err != nil {
 		return err
 	}
+	dirs := []string{cgroupRoot}
+	for _, m := range nodes {
+		dirs = append(dirs, m.cgroupRoot())
+	}
 	for _, e := range entries {
-		parent := filepath.Join(cgroupFS, e.Name())
-		if _, err := os.Stat(filepath.Join(parent, "cgroup.procs")); err != nil || e.Name() == "unified" {
+		hierarchy := filepath.Join(cgroupFS, e.Name())
+		if _, err := os.Stat(filepath.Join(hierarchy, "cgroup.procs")); err != nil || e.Name() == "unified" {
 			continue
 		}
-		dir := filepath.Join(parent, cgroupRoot)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("create cgroup %s: %w", dir, err)
-		}
-		if e.Name() == "cpuset" {
+		for _, d := range dirs {
+			dir := filepath.Join(hierarchy, d)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("create cgroup %s: %w", dir, err)
+			}
+			if e.Name() != "cpuset" {
+				continue
+			}
 			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-				v, err := os.ReadFile(filepath.Join(parent, f))
+				v, err := os.ReadFile(filepath.Join(filepath.Dir(dir), f))
 				if err != nil {
 					return err
 				}

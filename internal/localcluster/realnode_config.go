@@ -25,10 +25,29 @@ const (
 	clusterDomain = "cluster.local"
 	// sandboxImage is containerd's pause image, built locally (internal/nodeimage).
 	sandboxImage = "mooring.local/pause:1"
-	// cgroupRoot parents every pod cgroup, so tear-down finds what to kill and remove.
+	// cgroupRoot parents every real node's cgroup (member.cgroupRoot), and so every pod
+	// cgroup, so tear-down finds what to kill and remove.
 	cgroupRoot = "/mooring-node"
 	cniBinDir  = "/usr/lib/cni"
 )
+
+// The local cluster's node lifecycle is shortened when it has real nodes, so that a
+// stopped node (NodeStop) is NotReady, and its pods out of their Services' endpoints,
+// within about 20 s instead of the default 50 s: the tests of node loss wait for it, and
+// a person trying a failover by hand should not wait a minute. Real clusters keep
+// Kubernetes' defaults, and nothing in Mooring depends on these values. Every node's
+// lease is renewed each quarter of nodeLeaseSeconds (the kubelet's and kwok's), so a
+// live node renews four times within the grace period, busy machine or not.
+const (
+	nodeLeaseSeconds = 20
+	nodeGracePeriod  = "20s"
+	nodeMonitorEvery = "2s"
+)
+
+// nodeLifecycleArgs are the controller-manager's flags for the shortened lifecycle.
+func nodeLifecycleArgs() []string {
+	return []string{"--node-monitor-grace-period=" + nodeGracePeriod, "--node-monitor-period=" + nodeMonitorEvery}
+}
 
 // nodePaths are the real node's files: its long-lived state under the cluster's state
 // directory, and its sockets and runtime state under a short path in /run (unix socket
@@ -47,10 +66,14 @@ type nodePaths struct {
 // newNodePaths lays out the real node's directories under the cluster's state directory;
 // its runtime sockets are always under realNodeRunDir (one real node per machine).
 func newNodePaths(stateDir string) nodePaths {
-	dir := stateDir + "/node"
+	return nodePathsUnder(stateDir+"/node", realNodeRunDir)
+}
+
+// nodePathsUnder lays out one node's files in dir and its runtime state in run.
+func nodePathsUnder(dir, run string) nodePaths {
 	return nodePaths{
 		dir:            dir,
-		run:            realNodeRunDir,
+		run:            run,
 		containerdRoot: dir + "/containerd",
 		kubeletRoot:    dir + "/kubelet",
 		podLogs:        dir + "/pod-logs",
@@ -111,11 +134,15 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		p.dir+"/opt", sandboxImage, p.registryHosts(), cniBinDir, p.cniConf)
 }
 
-// cniConfig is the pod network: a bridge with host-local addresses from podSubnet, the
-// host as gateway for the pod subnet and the Service range only (no default route, so a
-// pod has no way towards anything outside the machine), hairpin mode so a pod reaches
-// itself through its own Service, and no masquerading.
-func cniConfig(p nodePaths) ([]byte, error) {
+// cniConfig is a node's pod network: the shared bridge with host-local addresses from
+// the node's own pod subnet, the host (the node's address) as gateway for the real
+// nodes' pod range (the other nodes' pods) and the Service range only (no default route,
+// so a pod has no way towards anything outside the machine), hairpin mode so a pod
+// reaches itself through its own Service, and no masquerading. The plugin does not
+// manage the bridge's addresses (isGateway false): it refuses a bridge that has an
+// address other than its own gateway's, which every node but one would find;
+// networkUp gives the bridge every node's address instead.
+func cniConfig(m member) ([]byte, error) {
 	conf := map[string]any{
 		"cniVersion": "1.0.0",
 		"name":       "mooring",
@@ -123,14 +150,14 @@ func cniConfig(p nodePaths) ([]byte, error) {
 			map[string]any{
 				"type":        "bridge",
 				"bridge":      bridgeName,
-				"isGateway":   true,
+				"isGateway":   false,
 				"ipMasq":      false,
 				"hairpinMode": true,
 				"ipam": map[string]any{
 					"type":    "host-local",
-					"dataDir": p.cniData,
-					"ranges":  [][]map[string]string{{{"subnet": podSubnet, "gateway": nodeIP}}},
-					"routes":  []map[string]string{{"dst": serviceCIDR}},
+					"dataDir": m.paths.cniData,
+					"ranges":  [][]map[string]string{{{"subnet": m.podSubnet, "gateway": m.ip}}},
+					"routes":  []map[string]string{{"dst": serviceCIDR}, {"dst": podRange}},
 				},
 			},
 			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
@@ -145,7 +172,11 @@ func cniConfig(p nodePaths) ([]byte, error) {
 // everything else on it), image garbage collection only on a full disk (the images are
 // built locally and cannot be pulled again), client certificates from the cluster CA
 // and authorization by the API server.
-func kubeletConfig(p nodePaths, pk kubeletPKI, port, healthzPort int) string {
+//
+// The node's lease lasts nodeLeaseSeconds (renewed every quarter of it), which the
+// controller-manager's shortened grace period (nodeLifecycleArgs) is measured against.
+func kubeletConfig(m member, pk kubeletPKI) string {
+	p := m.paths
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
@@ -183,8 +214,9 @@ staticPodPath: ""
 maxPods: 110
 serializeImagePulls: false
 nodeStatusReportFrequency: 10s
-`, cgroupRoot, p.containerdSocket(), nodeIP, port, healthzPort, pk.servingCert, pk.servingKey, pk.clientCA,
-		DNSServiceIP, clusterDomain, p.config("resolv.conf"), p.podLogs)
+nodeLeaseDurationSeconds: %d
+`, m.cgroupRoot(), p.containerdSocket(), m.ip, m.ports.kubelet, m.ports.kubeletHealthz, pk.servingCert, pk.servingKey,
+		pk.clientCA, DNSServiceIP, clusterDomain, p.config("resolv.conf"), p.podLogs, nodeLeaseSeconds)
 }
 
 // kubeletPKI are the files the kubelet serves and verifies clients with.
@@ -192,19 +224,21 @@ type kubeletPKI struct {
 	servingCert, servingKey, clientCA string
 }
 
-func kubeletArgs(p nodePaths, kubeconfig string) []string {
+func kubeletArgs(m member, kubeconfig string) []string {
 	return []string{
-		"--config=" + p.config("kubelet.yaml"),
+		"--config=" + m.paths.config("kubelet.yaml"),
 		"--kubeconfig=" + kubeconfig,
-		"--root-dir=" + p.kubeletRoot,
-		"--hostname-override=" + RealNodeName,
-		"--node-ip=" + nodeIP,
+		"--root-dir=" + m.paths.kubeletRoot,
+		"--hostname-override=" + m.name,
+		"--node-ip=" + m.ip,
 		"--node-labels=type=real",
 	}
 }
 
-// kubeProxyConfig runs kube-proxy in iptables mode for this node only: NodePorts on the
-// node address alone (never on the machine's outside interfaces), and conntrack limits
+// kubeProxyConfig runs kube-proxy in iptables mode. One kube-proxy serves every real
+// node: their pods share the host's network stack (one bridge, one set of NAT rules),
+// so the rules it writes for the first node translate every node's pods' Service
+// traffic. NodePorts on the first node's address alone (never on the machine's outside interfaces), and conntrack limits
 // left as the machine has them (raising them needs CAP_SYS_RESOURCE's sibling sysctls).
 func kubeProxyConfig(kubeconfig string, healthzPort, metricsPort int) string {
 	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1

@@ -64,15 +64,17 @@ var sysctls = map[string]string{
 	"net/bridge/bridge-nf-call-iptables": "1",
 }
 
-// networkUp creates the bridge with the node address, the routes and the guard chain,
-// and sets the sysctls, saving their old values in run/sysctl.
-func networkUp(ctx context.Context, p nodePaths) error {
-	steps := [][]string{
-		{"ip", "link", "add", bridgeName, "type", "bridge"},
-		{"ip", "addr", "add", nodeIP + "/24", "dev", bridgeName},
-		{"ip", "link", "set", bridgeName, "up"},
-		{"ip", "route", "add", serviceCIDR, "dev", bridgeName, "src", nodeIP},
+// networkUp creates the bridge with every node's address (each the gateway of its
+// node's pod subnet, so the host routes between the nodes' pods), the routes and the
+// guard chain, and sets the sysctls, saving their old values in run/sysctl.
+func networkUp(ctx context.Context, p nodePaths, nodes []member) error {
+	steps := [][]string{{"ip", "link", "add", bridgeName, "type", "bridge"}}
+	for _, m := range nodes {
+		steps = append(steps, []string{"ip", "addr", "add", m.ip + "/24", "dev", bridgeName})
 	}
+	steps = append(steps,
+		[]string{"ip", "link", "set", bridgeName, "up"},
+		[]string{"ip", "route", "add", serviceCIDR, "dev", bridgeName, "src", nodeIP})
 	for _, r := range unreachableRoutes {
 		steps = append(steps, []string{"ip", "route", "add", "unreachable", r})
 	}

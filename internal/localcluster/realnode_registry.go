@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -78,8 +79,8 @@ func (r *registryRefusal) reason(ctx context.Context) string {
 	if names, err := r.images(ctx); err == nil {
 		have = strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("the local node %s pulls from no registry; it has the images %s; add one with: %s (and imagePullPolicy IfNotPresent)",
-		RealNodeName, have, ImageLoadCommand)
+	return fmt.Sprintf("a local node pulls from no registry; each has the images %s; add one with: %s (and imagePullPolicy IfNotPresent)",
+		have, ImageLoadCommand)
 }
 
 // registryHostsFile is containerd's hosts.toml for every registry ("_default"): its only
@@ -128,34 +129,55 @@ func listImages(ctx context.Context, socket string) ([]string, error) {
 // errNoRealNode is what the image commands say when no real node runs here.
 var errNoRealNode = errors.New("no local cluster runs a real node on this machine (start one with `make run` or `make dev-up`)")
 
-// runningNodeSocket is the containerd socket of the machine's running real node.
-func runningNodeSocket() (string, error) {
-	p := newNodePaths("")
-	if _, err := os.Stat(p.containerdSocket()); err != nil {
-		return "", errNoRealNode
+// runningNodeSockets are the containerd sockets of the machine's running real nodes, by
+// node name: the first node's in realNodeRunDir, each further one's in a directory of
+// its name there (newMember).
+func runningNodeSockets() (map[string]string, error) {
+	root := newNodePaths("")
+	sockets := map[string]string{}
+	for i := range MaxRealNodes {
+		m := newMember(root, i)
+		if _, err := os.Stat(m.paths.containerdSocket()); err == nil {
+			sockets[m.name] = m.paths.containerdSocket()
+		}
 	}
-	return p.containerdSocket(), nil
+	if len(sockets) == 0 {
+		return nil, errNoRealNode
+	}
+	return sockets, nil
 }
 
-// RealNodeImages lists the images of the real node running on this machine.
+// RealNodeImages lists the images of the first real node running on this machine (every
+// node gets the same).
 func RealNodeImages(ctx context.Context) ([]string, error) {
-	socket, err := runningNodeSocket()
+	sockets, err := runningNodeSockets()
 	if err != nil {
 		return nil, err
+	}
+	socket, ok := sockets[RealNodeName]
+	if !ok {
+		return nil, errNoRealNode
 	}
 	return listImages(ctx, socket)
 }
 
-// LoadImage imports an image archive (docker save, an OCI layout tar, make image's bin/image/*.tar) into
-// the real node running on this machine; its pods find it by name from then on, until
-// the cluster stops (a start loads only the images of Options.NodeImages).
-func LoadImage(ctx context.Context, archive string) error {
-	socket, err := runningNodeSocket()
+// LoadImage imports an image archive (docker save, an OCI layout tar, make image's
+// bin/image/*.tar) into every real node running on this machine, whose pods find it by
+// name from then on, until the cluster stops (a start loads only the images of
+// Options.NodeImages). It returns the nodes it loaded it into.
+func LoadImage(ctx context.Context, archive string) ([]string, error) {
+	sockets, err := runningNodeSockets()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := os.Stat(archive); err != nil {
-		return err
+		return nil, err
 	}
-	return importImage(ctx, socket, archive)
+	names := slices.Sorted(maps.Keys(sockets))
+	for _, name := range names {
+		if err := importImage(ctx, sockets[name], archive); err != nil {
+			return nil, fmt.Errorf("node %s: %w", name, err)
+		}
+	}
+	return names, nil
 }

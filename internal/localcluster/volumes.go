@@ -50,14 +50,17 @@ func volumesDir(stateDir string) string { return filepath.Join(stateDir, "volume
 // (0750) and, with no kubelet support for hostPath ownership, left each database pod
 // without write access.
 //
-// With a real node the volumes are local volumes of that node (node affinity to
-// RealNodeName), which the kubelet gives to the pod's fsGroup; on simulated nodes only
-// they are hostPath volumes nobody mounts.
+// With real nodes the volumes belong to a node, as real local storage does: the class
+// waits for the first consumer, the scheduler picks the pod's node and names it on the
+// claim (selectedNode), and the volume is a local volume of that node (node affinity),
+// which its kubelet gives to the pod's fsGroup. A pod of that claim can run on that node
+// only: when the node is gone, the pod waits for it, and failover must use another
+// replica's data. On simulated nodes only they are hostPath volumes nobody mounts.
 type volumeProvisioner struct {
-	cs   kubernetes.Interface
-	root string
-	node string // RealNodeName, or "" for hostPath volumes
-	out  io.Writer
+	cs    kubernetes.Interface
+	root  string
+	local bool // local volumes of the claim's selected node, or hostPath volumes
+	out   io.Writer
 
 	// mu makes claims and volumes take turns: a directory is made only with its PV,
 	// and removed only once the PV is released, never while the other runs.
@@ -67,9 +70,14 @@ type volumeProvisioner struct {
 	stopOnce sync.Once
 }
 
-// startVolumes starts the provisioner; stop ends it.
-func startVolumes(cs kubernetes.Interface, stateDir, node string, out io.Writer) (*volumeProvisioner, error) {
-	v := &volumeProvisioner{cs: cs, root: volumesDir(stateDir), node: node, out: out}
+// selectedNode is the annotation the scheduler puts on a claim of a WaitForFirstConsumer
+// class: the node of the claim's first pod, where its volume must be.
+const selectedNode = "volume.kubernetes.io/selected-node"
+
+// startVolumes starts the provisioner; local says the cluster has real nodes (see
+// volumeProvisioner); shutdown ends it.
+func startVolumes(cs kubernetes.Interface, stateDir string, local bool, out io.Writer) (*volumeProvisioner, error) {
+	v := &volumeProvisioner{cs: cs, root: volumesDir(stateDir), local: local, out: out}
 	if err := os.MkdirAll(v.root, 0o755); err != nil {
 		return nil, fmt.Errorf("volumes: %w", err)
 	}
@@ -114,6 +122,12 @@ func (v *volumeProvisioner) claim(ctx context.Context, obj any) {
 	// The informer may lag: provision only for a claim that exists and is unbound now.
 	live, err := v.cs.CoreV1().PersistentVolumeClaims(pvc.Namespace).Get(ctx, pvc.Name, metav1.GetOptions{})
 	if err != nil || live.UID != pvc.UID || live.Spec.VolumeName != "" || live.DeletionTimestamp != nil {
+		return
+	}
+	// A claim of a WaitForFirstConsumer class is provisioned once the scheduler has
+	// picked its first pod's node; its update with the node comes here again.
+	if mode := class.VolumeBindingMode; mode != nil && *mode == storagev1.VolumeBindingWaitForFirstConsumer &&
+		live.Annotations[selectedNode] == "" {
 		return
 	}
 	if err := v.provision(ctx, live, class); err != nil {
@@ -184,14 +198,15 @@ func (v *volumeProvisioner) volumeFor(pvc *corev1.PersistentVolumeClaim, class *
 		},
 	}
 	dir := filepath.Join(v.root, name)
-	if v.node == "" {
+	node := pvc.Annotations[selectedNode]
+	if !v.local || node == "" {
 		pv.Spec.HostPath = &corev1.HostPathVolumeSource{Path: dir, Type: ptr.To(corev1.HostPathDirectory)}
 		return pv
 	}
 	pv.Spec.Local = &corev1.LocalVolumeSource{Path: dir}
 	pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
-			Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{v.node},
+			Key: corev1.LabelHostname, Operator: corev1.NodeSelectorOpIn, Values: []string{node},
 		}}}},
 	}}
 	return pv

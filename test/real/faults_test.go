@@ -109,32 +109,46 @@ func TestPartitionAndHeal(t *testing.T) {
 	}
 }
 
-// TestNodeStopAndStart: node-stop kills the kubelet, freezes the node's containers and
-// drops their packets; node-start brings all of it back and the node reports Ready again.
-// `mooring-dev fault` runs the same functions.
+// TestNodeStopAndStart: node-stop of the first node (whose address the API server
+// shares) kills its kubelet, freezes its containers and drops their packets, while the
+// control plane answers; node-start brings all of it back and the node reports Ready
+// again. `mooring-dev fault` runs the same functions. TestNodeLossKeepsServing stops the
+// other node.
 func TestNodeStopAndStart(t *testing.T) {
-	// Not parallel: every pod of the tier runs on this node.
+	// Not parallel: half the tier's pods run on this node.
 	ctx := context.Background()
 	ns := newNamespace(t, "node-stop")
-	pod := appPod(t, ns, "sleeper")
+	createApp(t, webApp(ns, "sleeper", 2))
+	waitApp(t, ns, "sleeper", metav1.ConditionTrue, 3*time.Minute)
+	var pod corev1.Pod
+	for name, node := range wantOnePerNode(t, ns, "app.kubernetes.io/instance=sleeper") {
+		if node == localcluster.RealNodeName {
+			p, err := suite.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod = *p
+		}
+	}
 	addr := net.JoinHostPort(pod.Status.PodIP, "8080")
 	pid, err := localcluster.ContainerPID(ctx, suite.cs, ns, pod.Name, "app")
 	if err != nil {
 		t.Fatal(err)
 	}
 	freezer := containerFreezerState(t, pid)
+	node := pod.Spec.NodeName
 
 	t0 := time.Now()
-	if err := suite.cluster.NodeStop(ctx); err != nil {
+	if err := suite.cluster.NodeStop(ctx, node); err != nil {
 		t.Fatal(err)
 	}
 	stopped := true
 	t.Cleanup(func() {
 		if stopped {
-			_ = suite.cluster.NodeStart(ctx)
+			_ = suite.cluster.NodeStart(ctx, node)
 		}
 	})
-	if st := kubeletState(t); st == "running" {
+	if st := kubeletState(t, node); st == "running" {
 		t.Fatalf("kubelet %s after node-stop", st)
 	}
 	if b, err := os.ReadFile(freezer); err != nil || strings.TrimSpace(string(b)) != "FROZEN" {
@@ -150,7 +164,7 @@ func TestNodeStopAndStart(t *testing.T) {
 		t.Fatalf("the API server while the node is stopped: %v", err)
 	}
 
-	if err := suite.cluster.NodeStart(ctx); err != nil {
+	if err := suite.cluster.NodeStart(ctx, node); err != nil {
 		t.Fatal(err)
 	}
 	stopped = false
@@ -160,15 +174,15 @@ func TestNodeStopAndStart(t *testing.T) {
 	if _, err := dial(addr); err != nil {
 		t.Fatalf("after node-start: %v", err)
 	}
-	testutil.Eventually(t, time.Minute, "node "+localcluster.RealNodeName+" Ready, its lease renewed after node-start", func() error {
-		lease, err := suite.cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, localcluster.RealNodeName, metav1.GetOptions{})
+	testutil.Eventually(t, time.Minute, "node "+node+" Ready, its lease renewed after node-start", func() error {
+		lease, err := suite.cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		if lease.Spec.RenewTime == nil || lease.Spec.RenewTime.Before(&metav1.MicroTime{Time: t0}) {
 			return fmt.Errorf("lease renewed at %v", lease.Spec.RenewTime)
 		}
-		out, err := kubectl(ctx, "get", "node", localcluster.RealNodeName, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}")
+		out, err := kubectl(ctx, "get", "node", node, "-o", "jsonpath={.status.conditions[?(@.type=='Ready')].status}")
 		if err != nil || strings.TrimSpace(out) != "True" {
 			return fmt.Errorf("Ready %q (%w)", out, err)
 		}
@@ -194,11 +208,12 @@ func containerFreezerState(t *testing.T, pid int) string {
 	return ""
 }
 
-// kubeletState is the kubelet's state as the cluster's supervisor reports it.
-func kubeletState(t *testing.T) string {
+// kubeletState is the state of a node's kubelet as the cluster's supervisor reports it
+// (the first node's is "kubelet", another's "kubelet-<node>").
+func kubeletState(t *testing.T, node string) string {
 	t.Helper()
 	for _, c := range suite.cluster.Supervisor().Status() {
-		if c.Name == "kubelet" {
+		if c.Name == "kubelet" && node == localcluster.RealNodeName || c.Name == "kubelet-"+node {
 			return c.State
 		}
 	}

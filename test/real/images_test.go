@@ -80,6 +80,10 @@ func TestMissingImageRefusedLocally(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s image load: %v\n%s", devBin, err, out)
 	}
+	// Into every node: the App's replacement pod may land on either.
+	if want := "into nodes " + strings.Join(suite.cluster.RealNodes(), ", "); !strings.Contains(string(out), want) {
+		t.Fatalf("%s image load said %q; want it loaded %s", devBin, out, want)
+	}
 	names, err := localcluster.RealNodeImages(context.Background())
 	if err != nil || !slices.Contains(names, "docker.io/library/"+missingImage) {
 		t.Fatalf("the node's images after the load: %v %v", names, err)

@@ -78,13 +78,17 @@ func TestStartsOverKeptState(t *testing.T) {
 
 // startPathsSelected reports whether -test.run selects TestStartsOverKeptState (after
 // flag.Parse), so that running other tests alone does not pay for its starts.
-func startPathsSelected() bool {
+func startPathsSelected() bool { return selected("TestStartsOverKeptState", true) }
+
+// selected reports whether -test.run selects the named test; without -run, whether
+// the test runs by default.
+func selected(name string, byDefault bool) bool {
 	f := flag.Lookup("test.run")
 	if f == nil || f.Value.String() == "" {
-		return true
+		return byDefault
 	}
 	top := strings.Split(f.Value.String(), "/")[0]
-	ok, err := regexp.MatchString(top, "TestStartsOverKeptState")
+	ok, err := regexp.MatchString(top, name)
 	return err == nil && ok
 }
 
@@ -251,7 +255,7 @@ func runChild(state string) int {
 	defer stop()
 	images := filepath.SplitList(os.Getenv(childImagesEnv))
 	c, err := localcluster.Start(ctx, localcluster.Options{
-		BinDir: os.Getenv(childBinEnv), StateDir: state, Out: os.Stderr, RealNode: localcluster.RealNodeOn,
+		BinDir: os.Getenv(childBinEnv), StateDir: state, Out: os.Stderr, RealNode: localcluster.RealNodeOn, RealNodes: realNodes,
 		NodeImages: func(context.Context) ([]string, error) { return images, nil },
 	})
 	if err != nil {

@@ -26,6 +26,10 @@ import (
 // failure instead of a skip, so the tier can never pass by not running.
 const requireEnv = "MOORING_REQUIRE_REAL_NODE"
 
+// realNodes is how many real nodes the tier's cluster has: two, so that where a pod runs
+// matters (spread, drains, a node's loss; nodes_test.go).
+const realNodes = 2
+
 // imageTag is the tag the operator image is built and installed with.
 const imageTag = "real-tier"
 
@@ -156,6 +160,9 @@ func setUp() error {
 		}
 	}
 	state := filepath.Join(suite.stateDir, "cluster")
+	if selected("TestReadyWithOneAndTwoNodes", false) {
+		compareReadyTimes(ctx)
+	}
 	if startPathsSelected() {
 		runStartPaths(ctx, state)
 	}
@@ -178,7 +185,7 @@ func startSuiteCluster(ctx context.Context, images func(context.Context) ([]stri
 	var err error
 	suite.cluster, err = localcluster.Start(ctx, localcluster.Options{
 		BinDir: suite.binDir, StateDir: filepath.Join(suite.stateDir, "cluster"), Out: os.Stderr,
-		RealNode: localcluster.RealNodeOn, NodeImages: images,
+		RealNode: localcluster.RealNodeOn, RealNodes: realNodes, NodeImages: images,
 	})
 	if err != nil {
 		return err

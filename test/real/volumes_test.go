@@ -62,6 +62,10 @@ func TestDeletedDatabaseVolumesStayGone(t *testing.T) {
 		if err != nil {
 			t.Fatalf("volume of %s: %v", pvc.Name, err)
 		}
+		// The volume belongs to the node its pod was scheduled on.
+		if got := volumeNodes(pv); len(got) != 1 || got[0] != pod.Spec.NodeName {
+			t.Fatalf("PV %s may be used on %v; want only %s, its pod's node", pv.Name, got, pod.Spec.NodeName)
+		}
 		dir := localcluster.VolumeDir(pv)
 		if !strings.HasPrefix(dir, volumesDir) {
 			t.Fatalf("PV %s has directory %q, want one in the cluster's state directory %s", pv.Name, dir, volumesDir)

@@ -334,40 +334,6 @@ func TestKilledContainerRestarts(t *testing.T) {
 	waitApp(t, ns, "victim", metav1.ConditionTrue, time.Minute)
 }
 
-// TestDrainHonoursPDB: draining the real node evicts the App's pods only as far as the
-// PodDisruptionBudget Mooring made allows: with nowhere else to go, one replica stays.
-func TestDrainHonoursPDB(t *testing.T) {
-	// Not parallel: draining the node disturbs every other test's pods.
-	ns := newNamespace(t, "drain")
-	app := webApp(ns, "steady", 2)
-	app.Spec.HighAvailability = ptr.To(true)
-	createApp(t, app)
-	waitApp(t, ns, "steady", metav1.ConditionTrue, 3*time.Minute)
-	if _, err := suite.cs.PolicyV1().PodDisruptionBudgets(ns).Get(context.Background(), "steady", metav1.GetOptions{}); err != nil {
-		t.Fatalf("Mooring made no PodDisruptionBudget for a 2-replica App: %v", err)
-	}
-	t.Cleanup(func() { mustKubectl(t, "uncordon", "mooring-real") })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := kubectl(ctx, "drain", "mooring-real", "--pod-selector=app.kubernetes.io/instance=steady", "--timeout=20s")
-	if err == nil {
-		t.Fatalf("kubectl drain evicted both replicas of a 2-replica App with a PDB:\n%s", out)
-	}
-	if !strings.Contains(out, "disruption budget") {
-		t.Fatalf("kubectl drain failed without naming the disruption budget: %v\n%s", err, out)
-	}
-	running := 0
-	pods, _ := suite.cs.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=steady"})
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			running++
-		}
-	}
-	if running < 1 {
-		t.Fatalf("no replica of steady runs after the drain")
-	}
-}
-
 // TestUnusedServiceAddressFailsFast: a connection to a Service address no Service has
 // fails on the machine at once, and a pod has no route out of the machine.
 func TestUnusedServiceAddressFailsFast(t *testing.T) {
