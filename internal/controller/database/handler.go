@@ -74,20 +74,9 @@ func (Handler) Validate(*v1beta1.DatabaseCluster) error { return nil }
 // and derives status.
 func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (ctrl.Result, error) {
 	db := s.Object
-	secretReady, err := h.ensureSecret(ctx, s)
+	secretReady, certRecheck, err := h.ensureSecrets(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
-	}
-	if secretReady {
-		if secretReady, err = h.ensureAdminSecret(ctx, s); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	var certRecheck time.Duration
-	if secretReady {
-		if secretReady, certRecheck, err = h.ensureTLS(ctx, s); err != nil {
-			return ctrl.Result{}, err
-		}
 	}
 	if !secretReady {
 		// Pods without their Secret would only crash-loop: create nothing yet, and keep
@@ -133,17 +122,10 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 	if err := markInitialized(ctx, s); err != nil {
 		return ctrl.Result{}, err
 	}
-	children := Children(db)
-	ca, err := h.bindingCA(ctx, s)
+	children, err := h.children(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	withBindingTLS(db, children, ca)
-	clients, err := clientsOf(ctx, s.Client, db)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	children = append(children, NetworkPolicy(db, clients))
 	if legacy {
 		if err := s.Keep(live); err != nil {
 			return ctrl.Result{}, err
@@ -193,6 +175,37 @@ func (h Handler) Sync(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseClus
 		res.RequeueAfter = instancePollInterval
 	}
 	return res, nil
+}
+
+// ensureSecrets makes sure of the cluster's Secrets in order (credentials, superuser,
+// certificates), stopping at the first that must wait; it returns how soon the
+// certificates must be looked at again.
+func (h Handler) ensureSecrets(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) (ready bool, certRecheck time.Duration, err error) {
+	if ready, err = h.ensureSecret(ctx, s); err != nil || !ready {
+		return ready, 0, err
+	}
+	if ready, err = h.ensureAdminSecret(ctx, s); err != nil || !ready {
+		return ready, 0, err
+	}
+	return h.ensureTLS(ctx, s)
+}
+
+// children are the cluster's children other than its StatefulSet: Children's, the
+// binding with the CA bound Apps verify the server with, and the NetworkPolicy that
+// admits the cluster's clients.
+func (h Handler) children(ctx context.Context, s *engine.Scope[*v1beta1.DatabaseCluster]) ([]client.Object, error) {
+	db := s.Object
+	children := Children(db)
+	ca, err := h.bindingCA(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	withBindingTLS(db, children, ca)
+	clients, err := clientsOf(ctx, s.Client, db)
+	if err != nil {
+		return nil, err
+	}
+	return append(children, NetworkPolicy(db, clients)), nil
 }
 
 // liveStatefulSet is the cluster's StatefulSet from the cache, nil when there is none
