@@ -242,7 +242,7 @@ func TestAppBindsToSampleDatabaseAndCache(t *testing.T) {
 		slices.Sort(files[v.Name])
 	}
 	want := map[string][]string{
-		"binding-orders":   {"database", "host", "password", "port", "provider", "type", "username"},
+		"binding-orders":   {"ca.crt", "database", "host", "password", "port", "provider", "sslmode", "type", "username"},
 		"binding-sessions": {"host", "port", "provider", "type"},
 	}
 	for vol, w := range want {
