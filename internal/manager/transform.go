@@ -35,6 +35,7 @@ func childTransforms() map[client.Object]toolscache.TransformFunc {
 		&autoscalingv2.HorizontalPodAutoscaler{}: engine.Trim(engine.KeepStatus[*autoscalingv2.HorizontalPodAutoscaler]),
 		&networkingv1.Ingress{}:                  engine.Trim(engine.KeepStatus[*networkingv1.Ingress]),
 		&batchv1.Job{}:                           engine.Trim(engine.KeepStatus[*batchv1.Job]),
+		&networkingv1.NetworkPolicy{}:            engine.Trim(engine.KeepStatus[*networkingv1.NetworkPolicy]),
 	}
 }
 
