@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/mooringhq/mooring/api/v1beta1"
 )
@@ -34,11 +35,14 @@ func TestDatabaseResourcesAtAdmission(t *testing.T) {
 		"a claim": {r: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}},
 			want: []string{"spec.resources.claims"}},
 	}
+	// The credentials Secret is not there yet: the lookups of spec.secretName find
+	// nothing to refuse, and only the resources decide.
+	reader := fake.NewClientBuilder().WithScheme(bootstrapScheme(t)).Build()
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			db := cluster(v1beta1.PostgreSQL, "18")
 			db.Spec.Resources = &tc.r
-			_, err := (DatabaseClusterValidator{}).ValidateCreate(context.Background(), db)
+			_, err := (DatabaseClusterValidator{Reader: reader, Reviewer: allowAll}).ValidateCreate(asUser("alice"), db)
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
