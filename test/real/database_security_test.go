@@ -114,7 +114,9 @@ func noPasswordInBinlogs(t *testing.T, db *v1beta1.DatabaseCluster, pods []strin
 	}
 	for _, pod := range pods {
 		out := mustKubectl(t, "-n", db.Namespace, "exec", pod, "-c", "database", "--", "sh", "-c",
-			"mariadb-binlog --verbose /var/lib/mooring/data/mariadb/binlog.[0-9]*")
+			// Every binary log but an empty one, which the server has just opened and
+			// mariadb-binlog refuses ("Failed reading header; probably an empty file").
+			`for f in /var/lib/mooring/data/mariadb/binlog.[0-9]*; do if [ -s "$f" ]; then mariadb-binlog --verbose "$f" || exit 1; fi; done`)
 		if !strings.Contains(out, "ledger") {
 			t.Fatalf("%s's binary log has not the application's writes: is it the log? %d bytes", pod, len(out))
 		}
