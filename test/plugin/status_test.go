@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,9 @@ func normalize(roots []*objecttree.Node) {
 			if !n.Created.IsZero() {
 				n.Created = fixedNow.Add(-10 * time.Minute)
 			}
+			// A kind's conditions are listed in the order they were first set, which
+			// depends on which reconcile got how far first: the goldens list them by type.
+			slices.SortStableFunc(n.Conditions, func(a, b objecttree.Condition) int { return strings.Compare(a.Type, b.Type) })
 			for i := range n.Conditions {
 				n.Conditions[i].Since = fixedNow.Add(-10 * time.Minute)
 				n.Conditions[i].Message = timestamp.ReplaceAllString(n.Conditions[i].Message, fixedNow.Add(-5*time.Minute).Format(time.RFC3339))
