@@ -27,6 +27,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -123,14 +124,14 @@ func run(n int) ([]row, error) {
 		return client.MatchingLabels{mooringv1.ComponentLabel: c, mooringv1.ManagedByLabel: mooringv1.ManagedBy}
 	}
 	kinds := []kind{
-		{"Deployment", "App", &appsv1.DeploymentList{}, component(mooringv1.AppComponent), transformOf(&appsv1.Deployment{}), deployments},
-		{"Service", "App", &corev1.ServiceList{}, component(mooringv1.AppComponent), transformOf(&corev1.Service{}), services},
-		{"ConfigMap", "App", &corev1.ConfigMapList{}, component(mooringv1.AppComponent), transformOf(&corev1.ConfigMap{}), configMaps},
-		{"Deployment", "CacheInstance", &appsv1.DeploymentList{}, component(mooringv1.CacheInstanceComponent), transformOf(&appsv1.Deployment{}), deployments},
-		{"Service", "CacheInstance", &corev1.ServiceList{}, component(mooringv1.CacheInstanceComponent), transformOf(&corev1.Service{}), services},
-		{"ConfigMap", "CacheInstance", &corev1.ConfigMapList{}, component(mooringv1.CacheInstanceComponent), transformOf(&corev1.ConfigMap{}), configMaps},
+		{"Deployment", "App", &appsv1.DeploymentList{}, component(mooringv1.AppComponent), transformOf(&appsv1.Deployment{}), items},
+		{"Service", "App", &corev1.ServiceList{}, component(mooringv1.AppComponent), transformOf(&corev1.Service{}), items},
+		{"ConfigMap", "App", &corev1.ConfigMapList{}, component(mooringv1.AppComponent), transformOf(&corev1.ConfigMap{}), items},
+		{"Deployment", "CacheInstance", &appsv1.DeploymentList{}, component(mooringv1.CacheInstanceComponent), transformOf(&appsv1.Deployment{}), items},
+		{"Service", "CacheInstance", &corev1.ServiceList{}, component(mooringv1.CacheInstanceComponent), transformOf(&corev1.Service{}), items},
+		{"ConfigMap", "CacheInstance", &corev1.ConfigMapList{}, component(mooringv1.CacheInstanceComponent), transformOf(&corev1.ConfigMap{}), items},
 		// The portal's cache (internal/portal/store.NewCached) strips managedFields only.
-		{"User", "portal", &portalv1alpha1.UserList{}, client.HasLabels{portalv1alpha1.IDLabel}, engine.StripUnread, users},
+		{"User", "portal", &portalv1alpha1.UserList{}, client.HasLabels{portalv1alpha1.IDLabel}, engine.StripUnread, items},
 	}
 	// Read whole, as the watch delivers them; measured after the API server is gone, so
 	// nothing else allocates meanwhile.
@@ -242,34 +243,16 @@ func liveHeap() uint64 {
 	return m.HeapAlloc
 }
 
-func deployments(l client.ObjectList) []client.Object {
-	var out []client.Object
-	for i := range l.(*appsv1.DeploymentList).Items {
-		out = append(out, &l.(*appsv1.DeploymentList).Items[i])
+// items are a list's objects, whatever its kind (apimachinery's ExtractList points into
+// the list's Items, so the objects measured are the ones the list holds).
+func items(l client.ObjectList) []client.Object {
+	objs, err := meta.ExtractList(l)
+	if err != nil {
+		panic(err) // every list above is a typed list with Items
 	}
-	return out
-}
-
-func services(l client.ObjectList) []client.Object {
-	var out []client.Object
-	for i := range l.(*corev1.ServiceList).Items {
-		out = append(out, &l.(*corev1.ServiceList).Items[i])
-	}
-	return out
-}
-
-func configMaps(l client.ObjectList) []client.Object {
-	var out []client.Object
-	for i := range l.(*corev1.ConfigMapList).Items {
-		out = append(out, &l.(*corev1.ConfigMapList).Items[i])
-	}
-	return out
-}
-
-func users(l client.ObjectList) []client.Object {
-	var out []client.Object
-	for i := range l.(*portalv1alpha1.UserList).Items {
-		out = append(out, &l.(*portalv1alpha1.UserList).Items[i])
+	out := make([]client.Object, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(client.Object))
 	}
 	return out
 }
