@@ -282,9 +282,18 @@ func TestCacheInstanceAnswers(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "sessions", Namespace: ns},
 		Spec:       mooringv1.CacheInstanceSpec{Engine: "memcached", Version: "1.6", Replicas: ptr.To[int32](1), MemoryMB: ptr.To[int32](64)},
 	}
-	if err := suite.c.Create(context.Background(), c); err != nil {
-		t.Fatal(err)
-	}
+	// This test is often the first of the parallel ones, right after the serial node
+	// tests stopped and started a node: the operator's pods are available again
+	// (waitOperatorAvailable) but the Service's rules may not have caught up yet, so a
+	// webhook refused by connection (and only that) is tried again for a short while.
+	waitOperatorAvailable(t)
+	testutil.Eventually(t, 30*time.Second, "CacheInstance sessions admitted by the operator's webhook", func() error {
+		err := suite.c.Create(context.Background(), c)
+		if err != nil && !strings.Contains(err.Error(), "connect: connection refused") {
+			t.Fatal(err)
+		}
+		return err
+	})
 	testutil.Eventually(t, 3*time.Minute, "CacheInstance sessions Running", func() error {
 		if err := suite.c.Get(context.Background(), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
